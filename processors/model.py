@@ -1,0 +1,84 @@
+"""Domain values passed between the stages."""
+
+from __future__ import annotations
+
+import enum
+import uuid
+from dataclasses import dataclass, field
+
+from topics.records import CandidateFact, Fact, ReviewItem, SupersessionEvent
+
+__all__ = [
+    "Decision",
+    "Neighbour",
+    "Resolution",
+    "SlotAnswer",
+    "VectorRow",
+    "stable_id",
+]
+
+_NAMESPACE = uuid.UUID("6f1c3d2e-5b7a-4c1e-9a53-2d8e0f6b9c41")
+
+
+def stable_id(*parts: str) -> str:
+    """A UUID that a replay recomputes identically from the same inputs."""
+    return str(uuid.uuid5(_NAMESPACE, "\x1f".join(parts)))
+
+
+class Decision(enum.StrEnum):
+    ADD = "ADD"
+    UPDATE = "UPDATE"
+    NOOP = "NOOP"
+    SUPERSEDE = "SUPERSEDE"
+    REVIEW = "REVIEW"
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbour:
+    """An existing current fact of the same subject, near the candidate in vector space."""
+
+    fact: Fact
+    similarity: float
+
+
+@dataclass(frozen=True, slots=True)
+class SlotAnswer:
+    """The slot matcher's verdict over a numbered neighbour list.
+
+    ``index`` is a position in the list the matcher was given, or None (no
+    neighbour fills the candidate's slot). ``review_reason`` asks for a human
+    without deciding. ``error`` is set when the model could not be asked.
+    """
+
+    index: int | None
+    raw: str = ""
+    review_reason: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class VectorRow:
+    """What the vector index keeps of a fact: enough to embed it and filter by subject."""
+
+    fact_id: str
+    subject_id: str
+    text: str
+    category: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """Everything one candidate changes, computed before anything is written.
+
+    ``facts`` are the new and changed fact records (full latest state), in the
+    order they should be written; the sinks apply them atomically.
+    """
+
+    decision: Decision
+    candidate: CandidateFact
+    reason: str
+    decided_by: str = "exact"
+    facts: tuple[Fact, ...] = ()
+    supersessions: tuple[SupersessionEvent, ...] = ()
+    review: ReviewItem | None = None
+    vector_rows: tuple[VectorRow, ...] = field(default=())

@@ -1,0 +1,1 @@
+"""Sinks and stores: Redis state, Milvus vectors, Kafka publishers."""

@@ -1,0 +1,1 @@
+"""The worker application, its scheduling, the local stack and CLI wiring."""

@@ -1,0 +1,62 @@
+"""One settings model for every slotwise process, read from ``SLOTWISE_*`` variables."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["Settings", "default_data_dir"]
+
+
+def default_data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "slotwise"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="SLOTWISE_", frozen=True, extra="ignore")
+
+    # services
+    kafka_bootstrap: str = "127.0.0.1:9092"
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    milvus_uri: str = "http://127.0.0.1:19530"
+    milvus_token: SecretStr | None = None
+    data_dir: Path = Field(default_factory=default_data_dir)
+
+    # topics
+    topic_prefix: str = "slotwise"
+    partitions: int = Field(12, ge=1)
+    replication_factor: int = Field(1, ge=1)
+
+    # worker
+    group_id: str = "slotwise-worker"
+    transactional_id: str | None = None
+    max_in_flight: int = Field(1000, ge=1)
+    commit_interval_ms: int = Field(200, ge=10)
+    max_message_bytes: int = 1024 * 1024
+    max_text_bytes: int = 64 * 1024
+    metrics_port: int = 9464
+    shutdown_timeout_s: float = 30.0
+
+    # matching
+    top_k: int = Field(5, ge=1, le=20)
+    vector_floor: float = Field(0.3, ge=-1.0, le=1.0)
+    review_similarity: float = Field(0.85, ge=0.0, le=1.0)
+    milvus_flush_every: int = Field(250, ge=1)
+
+    # models
+    anthropic_api_key: SecretStr | None = None
+    anthropic_base_url: str | None = None
+    llm_model: str = "claude-haiku-4-5"
+    llm_max_concurrency: int = Field(32, ge=1)
+    llm_timeout_s: float = 20.0
+    llm_max_retries: int = Field(4, ge=0)
+    embedder: str = "minilm"
+
+    @property
+    def offline(self) -> bool:
+        """No API key: the rules extractor and the NONE-answering slot matcher run."""
+        return self.anthropic_api_key is None

@@ -1,0 +1,221 @@
+"""The message records of DESIGN §2. Field names are public API.
+
+Every record is a frozen pydantic model with a ``schema`` literal naming its
+kind and version. Types are strict (a number is not a string, a string is not
+a number) except timestamps, which arrive as ISO-8601 strings and must carry a
+timezone.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+)
+from pydantic_core import PydanticCustomError
+
+__all__ = [
+    "CandidateFact",
+    "Command",
+    "CommandKind",
+    "ErasureAttestation",
+    "Fact",
+    "FactStatus",
+    "Observation",
+    "Record",
+    "ReviewItem",
+    "SupersessionEvent",
+]
+
+MAX_ID_LENGTH = 256
+MAX_METADATA_DEPTH = 8
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _identifier(value: str) -> str:
+    if not value.strip():
+        raise PydanticCustomError("blank", "must not be empty or blank")
+    if _CONTROL.search(value):
+        raise PydanticCustomError("control_chars", "must not contain control characters")
+    return value
+
+
+def _timestamp_string(value: object) -> object:
+    # Unix numbers are ambiguous about their unit; the contract says ISO-8601.
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        raise PydanticCustomError("timestamp_type", "must be an ISO-8601 string with a timezone")
+    return value
+
+
+def _depth(value: object, level: int = 0) -> int:
+    if isinstance(value, dict):
+        return max((_depth(v, level + 1) for v in value.values()), default=level + 1)
+    if isinstance(value, list):
+        return max((_depth(v, level + 1) for v in value), default=level + 1)
+    return level
+
+
+def _shallow(value: dict[str, Any]) -> dict[str, Any]:
+    if _depth(value) > MAX_METADATA_DEPTH:
+        raise PydanticCustomError(
+            "too_deep", "is nested deeper than {limit} levels", {"limit": MAX_METADATA_DEPTH}
+        )
+    return value
+
+
+Identifier = Annotated[str, Field(min_length=1, max_length=MAX_ID_LENGTH), AfterValidator(_identifier)]
+Timestamp = Annotated[AwareDatetime, Field(strict=False), BeforeValidator(_timestamp_string)]
+Unit = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+Metadata = Annotated[dict[str, Any], AfterValidator(_shallow)]
+Scalar = str | int | float | bool
+
+FactStatus = Literal["current", "superseded", "history", "archived"]
+CommandKind = Literal["erase", "forget", "restore", "watermark"]
+DecidedBy = Literal["exact", "llm", "consolidation", "policy"]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True, strict=True, extra="ignore")
+
+
+class Observation(_Record):
+    """A chat turn as a chat application publishes it."""
+
+    schema_: Literal["observation/1"] = Field("observation/1", alias="schema")
+    observation_id: Identifier
+    subject_id: Identifier
+    session_id: str | None = None
+    speaker: str = "user"
+    text: str
+    observed_at: Timestamp
+    source: str = "chat"
+    metadata: Metadata = Field(default_factory=dict)
+
+
+class CandidateFact(_Record):
+    """A fact about the subject proposed for the store, from extraction or an importer.
+
+    ``attribute`` is None for facts outside the schema: they take the vector and
+    model path to find their slot.
+    """
+
+    schema_: Literal["candidate/1"] = Field("candidate/1", alias="schema")
+    candidate_id: Identifier
+    subject_id: Identifier
+    attribute: str | None = None
+    value: Scalar | None = None
+    text: str
+    category: str | None = None
+    observed_at: Timestamp
+    valid_from: Timestamp | None = None
+    source: str = "chat"
+    confidence: Unit = 0.8
+    importance: Unit = 0.5
+    observation_id: str | None = None
+
+    @property
+    def effective_valid_from(self) -> datetime:
+        return self.valid_from or self.observed_at
+
+
+class Command(_Record):
+    """An instruction ordered with the subject's writes on the candidates topic.
+
+    ``watermark`` marks that every candidate of ``observation_id`` is before it
+    in the log: applying it makes the observation visible to ``slotwise wait``.
+    """
+
+    schema_: Literal["command/1"] = Field("command/1", alias="schema")
+    command_id: Identifier
+    subject_id: Identifier
+    command: CommandKind
+    issued_at: Timestamp
+    observation_id: str | None = None
+    fact_ids: tuple[str, ...] = ()
+    reason: str | None = None
+
+
+class Fact(_Record):
+    """The latest state of one fact, as kept in Redis and on the compacted facts topic."""
+
+    schema_: Literal["fact/1"] = Field("fact/1", alias="schema")
+    fact_id: Identifier
+    subject_id: Identifier
+    attribute: str | None
+    value: Scalar | None
+    text: str
+    category: str | None
+    status: FactStatus
+    valid_from: Timestamp
+    valid_to: Timestamp | None = None
+    observed_at: Timestamp
+    recorded_at: Timestamp
+    source: str
+    confidence: Unit
+    importance: Unit
+    supersedes: str | None = None
+    superseded_by: str | None = None
+    candidate_id: str
+    observation_id: str | None = None
+    last_verified: Timestamp | None = None
+    verification_count: int = 0
+    embedding_model: str | None = None
+
+
+class SupersessionEvent(_Record):
+    """What subscribers consume: one fact retired in favour of another."""
+
+    schema_: Literal["supersession/1"] = Field("supersession/1", alias="schema")
+    event_id: Identifier
+    subject_id: Identifier
+    attribute: str | None
+    old_fact_id: str
+    new_fact_id: str
+    old_value: Scalar | None
+    new_value: Scalar | None
+    old_text: str
+    new_text: str
+    decided_by: DecidedBy
+    reason: str
+    valid_from: Timestamp
+    observation_id: str | None = None
+    recorded_at: Timestamp
+
+
+class ReviewItem(_Record):
+    """A pair the pipeline would not decide alone; nothing destructive was written."""
+
+    schema_: Literal["review/1"] = Field("review/1", alias="schema")
+    review_id: Identifier
+    subject_id: Identifier
+    kind: Literal["high_stakes", "close_neighbour", "ambiguous", "model_failure"]
+    reason: str
+    candidate: CandidateFact
+    incumbent_fact_ids: tuple[str, ...] = ()
+    created_at: Timestamp
+
+
+class ErasureAttestation(_Record):
+    """Proof that an erase command ran: what was deleted and what remained (nothing)."""
+
+    schema_: Literal["erasure/1"] = Field("erasure/1", alias="schema")
+    attestation_id: Identifier
+    subject_id: Identifier
+    command_id: str
+    deleted: dict[str, int]
+    remaining: dict[str, int]
+    verified: bool
+    completed_at: Timestamp
+
+
+Record = (
+    Observation | CandidateFact | Command | Fact | SupersessionEvent | ReviewItem | ErasureAttestation
+)

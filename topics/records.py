@@ -78,7 +78,7 @@ Metadata = Annotated[dict[str, Any], AfterValidator(_shallow)]
 Scalar = str | int | float | bool
 
 FactStatus = Literal["current", "superseded", "history", "archived"]
-CommandKind = Literal["erase", "forget", "restore", "watermark"]
+CommandKind = Literal["erase", "watermark"]
 DecidedBy = Literal["exact", "llm", "consolidation", "policy"]
 
 

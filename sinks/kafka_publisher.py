@@ -1,0 +1,140 @@
+"""Kafka output: the transactional publisher of the worker and a plain idempotent one.
+
+The worker's outputs and its consumed offsets commit atomically in one Kafka
+transaction (KIP-447: one transactional producer serves every input partition
+of the process, fenced by the consumer group's metadata). A reader with
+``isolation.level=read_committed`` therefore sees each event's messages
+exactly once, whatever crashes and replays happen in between.
+
+    PublishError            the root
+    ├── TransactionAborted  the transaction was aborted; retry the same batch
+    └── PublisherFenced     fatal (fenced by a newer instance, or broken): restart
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from confluent_kafka import KafkaError, KafkaException, Producer, TopicPartition
+
+from topics.catalogue import Catalogue
+from topics.outbound import Outbound
+
+__all__ = [
+    "PublishError",
+    "PublisherFenced",
+    "TransactionAborted",
+    "TransactionalPublisher",
+    "idempotent_producer",
+]
+
+log = logging.getLogger(__name__)
+
+
+class PublishError(RuntimeError):
+    pass
+
+
+class TransactionAborted(PublishError):
+    pass
+
+
+class PublisherFenced(PublishError):
+    pass
+
+
+def idempotent_producer(bootstrap: str, **overrides: Any) -> Producer:
+    config: dict[str, Any] = {
+        "bootstrap.servers": bootstrap,
+        "enable.idempotence": True,
+        "linger.ms": 5,
+        "compression.type": "lz4",
+    }
+    config.update(overrides)
+    return Producer(config)
+
+
+class TransactionalPublisher:
+    def __init__(
+        self,
+        bootstrap: str,
+        transactional_id: str,
+        catalogue: Catalogue,
+        *,
+        timeout_s: float = 30.0,
+    ) -> None:
+        self._catalogue = catalogue
+        self._timeout = timeout_s
+        self._producer = idempotent_producer(
+            bootstrap,
+            **{
+                "transactional.id": transactional_id,
+                "transaction.timeout.ms": 60_000,
+                "message.timeout.ms": 50_000,
+            },
+        )
+        self._ready = False
+
+    def init(self) -> None:
+        """Fence older instances with the same transactional id; blocking."""
+        self._call(self._producer.init_transactions, self._timeout)
+        self._ready = True
+
+    def commit(
+        self,
+        messages: Sequence[Outbound],
+        offsets: Sequence[TopicPartition],
+        group_metadata: object,
+    ) -> None:
+        """Publish ``messages`` and commit ``offsets`` for the group, all or nothing; blocking."""
+        if not self._ready:
+            self.init()
+        self._call(self._producer.begin_transaction)
+        try:
+            for message in messages:
+                self._produce(message)
+            if offsets:
+                self._producer.send_offsets_to_transaction(
+                    list(offsets), group_metadata, self._timeout
+                )
+            self._producer.commit_transaction(self._timeout)
+        except KafkaException as exc:
+            self._abort(exc)
+
+    def _produce(self, message: Outbound) -> None:
+        while True:
+            try:
+                self._producer.produce(
+                    message.topic_name(self._catalogue),
+                    value=message.value,
+                    key=message.key,
+                    headers=list(message.headers),
+                )
+                return
+            except BufferError:
+                # The local queue is full: serve delivery reports to make room.
+                self._producer.poll(0.05)
+
+    def _abort(self, exc: KafkaException) -> None:
+        error: KafkaError = exc.args[0]
+        if error.fatal():
+            raise PublisherFenced(f"transactional producer failed fatally: {error}") from exc
+        try:
+            self._producer.abort_transaction(self._timeout)
+        except KafkaException as abort_exc:
+            raise PublisherFenced(f"abort failed after {error}: {abort_exc}") from abort_exc
+        raise TransactionAborted(f"transaction aborted: {error}") from exc
+
+    def _call(self, method: Any, *args: Any) -> None:
+        try:
+            method(*args)
+        except KafkaException as exc:
+            error: KafkaError = exc.args[0]
+            if error.fatal():
+                raise PublisherFenced(str(error)) from exc
+            raise TransactionAborted(str(error)) from exc
+
+    def close(self) -> None:
+        self._producer.flush(self._timeout)

@@ -1,0 +1,74 @@
+"""Which offsets may be committed: the lowest offset not yet fully applied.
+
+Events of one partition finish out of order (different subjects run
+concurrently), so an offset is committable only when every offset before it
+in the partition is done. This is the guard against faust-streaming #606,
+where a commit passed an in-flight offset: here an event's outputs and its
+offset are released together, strictly in offset order, and nothing at or
+above an unfinished offset leaves the ledger.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from topics.outbound import Outbound
+
+__all__ = ["Release", "PartitionLedger"]
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    """Outputs of a contiguous run of finished events, and the offset to commit after them."""
+
+    messages: tuple[Outbound, ...]
+    next_offset: int
+
+
+class PartitionLedger:
+    """In-flight and finished offsets of one partition, in consumption order."""
+
+    def __init__(self) -> None:
+        self._events: OrderedDict[int, tuple[Outbound, ...] | None] = OrderedDict()
+
+    def track(self, offset: int) -> None:
+        if self._events and offset <= next(reversed(self._events)):
+            raise ValueError(f"offset {offset} arrived after a later one: the consumer rewound")
+        self._events[offset] = None
+
+    def complete(self, offset: int, messages: tuple[Outbound, ...]) -> None:
+        if offset not in self._events:
+            raise KeyError(f"offset {offset} is not in flight")
+        self._events[offset] = messages
+
+    def release(self) -> Release | None:
+        """Pop the finished prefix; None when the lowest tracked offset is still running."""
+        released: list[Outbound] = []
+        last: int | None = None
+        while self._events:
+            offset, messages = next(iter(self._events.items()))
+            if messages is None:
+                break
+            self._events.popitem(last=False)
+            released.extend(messages)
+            last = offset
+        if last is None:
+            return None
+        return Release(messages=tuple(released), next_offset=last + 1)
+
+    @property
+    def in_flight(self) -> int:
+        return sum(1 for messages in self._events.values() if messages is None)
+
+    @property
+    def held(self) -> int:
+        """Events tracked but not yet released (running, or finished behind a running one)."""
+        return len(self._events)
+
+    @property
+    def lowest_unfinished(self) -> int | None:
+        for offset, messages in self._events.items():
+            if messages is None:
+                return offset
+        return None

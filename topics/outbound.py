@@ -1,0 +1,95 @@
+"""Messages the worker will publish, and the blob that stores them for a replay.
+
+An event's outputs are computed once, stored with the event's state change
+(Redis), and published in the Kafka transaction that commits the event's
+offset. A replay after a crash reads the stored outputs back instead of
+deciding again, so it re-emits exactly the same messages (same ids) and never
+invents new ones.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel
+
+from processors.model import VectorRow
+from topics.catalogue import Catalogue
+from topics.codec import CONTENT_TYPE, dumps, encode_record, loads
+
+__all__ = ["Outbound", "StoredOutputs", "TopicKind", "record_message"]
+
+TopicKind = Literal["candidates", "supersessions", "facts", "review", "erasures", "deadletter"]
+
+
+@dataclass(frozen=True, slots=True)
+class Outbound:
+    """One message to publish. ``topic`` is a catalogue kind, so stored blobs survive a prefix change."""
+
+    topic: TopicKind
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes], ...] = ()
+
+    def topic_name(self, catalogue: Catalogue) -> str:
+        name: str = getattr(catalogue, self.topic)
+        return name
+
+
+def record_message(topic: TopicKind, key: str, record: BaseModel) -> Outbound:
+    schema = str(record.model_dump(by_alias=True, include={"schema_"}).get("schema", ""))
+    return Outbound(
+        topic=topic,
+        key=key.encode(),
+        value=encode_record(record),
+        headers=(("content-type", CONTENT_TYPE.encode()), ("schema", schema.encode())),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class StoredOutputs:
+    """What an applied event leaves behind for a replay: its messages and its vector rows."""
+
+    messages: tuple[Outbound, ...]
+    vectors: tuple[VectorRow, ...] = ()
+
+    def encode(self) -> bytes:
+        return dumps(
+            {
+                "m": [
+                    [m.topic, _b64(m.key), _b64(m.value), [[k, _b64(v)] for k, v in m.headers]]
+                    for m in self.messages
+                ],
+                "v": [[r.fact_id, r.subject_id, r.text, r.category] for r in self.vectors],
+            }
+        )
+
+    @classmethod
+    def decode(cls, blob: bytes) -> StoredOutputs:
+        body = loads(blob)
+        messages = tuple(
+            Outbound(
+                topic=topic,
+                key=_unb64(key),
+                value=_unb64(value),
+                headers=tuple((k, _unb64(v) or b"") for k, v in headers),
+            )
+            for topic, key, value, headers in body["m"]
+        )
+        vectors = tuple(VectorRow(*row) for row in body["v"])
+        return cls(messages=messages, vectors=vectors)
+
+    @classmethod
+    def of(cls, messages: Sequence[Outbound], vectors: Sequence[VectorRow] = ()) -> StoredOutputs:
+        return cls(messages=tuple(messages), vectors=tuple(vectors))
+
+
+def _b64(raw: bytes | None) -> str | None:
+    return None if raw is None else base64.b64encode(raw).decode()
+
+
+def _unb64(text: str | None) -> bytes | None:
+    return None if text is None else base64.b64decode(text)

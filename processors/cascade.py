@@ -1,0 +1,175 @@
+"""The matching cascade (DESIGN §1, seed 004): exact and cheap first, fuzzy for the tail.
+
+A stage with no false positives runs before one with some, because the later
+stage can only add errors to what the earlier one got right:
+
+1. attribute in the schema → exact key join → the policy (``decided_by`` "exact");
+2. otherwise → the subject's nearest current facts (``vector_fetch``); none → ADD
+   (``decided_by`` "vector");
+3. → one slot-match question; a neighbour → the policy against that neighbour
+   (``decided_by`` "llm"); NONE → ADD; a close pair → ADD *and* REVIEW; a model
+   failure → REVIEW with nothing written.
+
+Every ``Resolution.reason`` starts with the name of the stage that decided.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Literal
+
+from processors.exact_join import exact_join
+from processors.model import Decision, Neighbour, Resolution, SlotAnswer, stable_id
+from processors.ports import FactReader, SlotMatcher, VectorSearch
+from processors.resolve import new_fact, resolve, vector_row
+from processors.schema import AttributeSchema
+from processors.vector_fetch import vector_fetch
+from topics.records import CandidateFact, ReviewItem
+
+ReviewKind = Literal["close_neighbour", "model_failure"]
+
+__all__ = ["Cascade"]
+
+
+class Cascade:
+    """Resolves one candidate against the store; reads only, writes nothing.
+
+    ``dropped`` counts vector hits discarded before the matcher saw them, by
+    reason (see ``processors.vector_fetch.DROP_REASONS``): export it as a metric.
+    """
+
+    def __init__(
+        self,
+        schema: AttributeSchema,
+        reader: FactReader,
+        search: VectorSearch,
+        matcher: SlotMatcher,
+        *,
+        top_k: int = 5,
+        floor: float = 0.3,
+        now: Callable[[], datetime],
+        embedding_model: str | None,
+    ) -> None:
+        self._schema = schema
+        self._reader = reader
+        self._search = search
+        self._matcher = matcher
+        self._top_k = top_k
+        self._floor = floor
+        self._now = now
+        self._embedding_model = embedding_model
+        self.dropped: Counter[str] = Counter()
+
+    async def resolve(self, candidate: CandidateFact) -> Resolution:
+        # One clock read per candidate: every record it produces carries the same instant.
+        now = self._now()
+        spec = self._schema.get(candidate.attribute)
+        if spec is not None:
+            incumbents = await exact_join(self._reader, candidate)
+            return resolve(
+                candidate,
+                spec,
+                incumbents,
+                decided_by="exact",
+                now=now,
+                embedding_model=self._embedding_model,
+            )
+        neighbours = await vector_fetch(
+            self._search,
+            self._reader,
+            candidate,
+            k=self._top_k,
+            floor=self._floor,
+            dropped=self.dropped,
+        )
+        if not neighbours:
+            return self._add(
+                candidate,
+                now,
+                "vector",
+                f"vector: no current fact of the subject at cosine >= {self._floor:.2f}",
+            )
+        answer = await self._matcher.match(candidate, neighbours)
+        return self._answered(candidate, neighbours, answer, now)
+
+    def _answered(
+        self,
+        candidate: CandidateFact,
+        neighbours: Sequence[Neighbour],
+        answer: SlotAnswer,
+        now: datetime,
+    ) -> Resolution:
+        if answer.error is not None:
+            reason = f"llm: slot match failed ({answer.error}); nothing written"
+            return Resolution(
+                decision=Decision.REVIEW,
+                candidate=candidate,
+                reason=reason,
+                decided_by="llm",
+                review=_review(candidate, neighbours, "model_failure", reason, now),
+            )
+        # The adapter validates the number; a bad index here still must change nothing.
+        if answer.index is not None and 0 <= answer.index < len(neighbours):
+            incumbent = neighbours[answer.index].fact
+            return resolve(
+                candidate,
+                self._schema.get(incumbent.attribute),
+                [incumbent],
+                decided_by="llm",
+                now=now,
+                embedding_model=self._embedding_model,
+            )
+        if answer.review_reason is not None:
+            # A close pair the matcher would not decide: keep both truths, ask a human.
+            reason = f"llm: no match decided; both kept; review: {answer.review_reason}"
+            added = self._add(candidate, now, "llm", reason)
+            return Resolution(
+                decision=Decision.REVIEW,
+                candidate=candidate,
+                reason=reason,
+                decided_by="llm",
+                facts=added.facts,
+                vector_rows=added.vector_rows,
+                review=_review(candidate, neighbours, "close_neighbour", reason, now),
+            )
+        shown = "NONE" if answer.index is None else f"rejected index {answer.index}"
+        return self._add(
+            candidate,
+            now,
+            "llm",
+            f"llm: {shown} among {len(neighbours)} neighbours (raw {answer.raw[:80]!r}); added",
+        )
+
+    def _add(
+        self, candidate: CandidateFact, now: datetime, decided_by: str, reason: str
+    ) -> Resolution:
+        fact = new_fact(candidate, None, now=now, embedding_model=self._embedding_model)
+        return Resolution(
+            decision=Decision.ADD,
+            candidate=candidate,
+            reason=reason,
+            decided_by=decided_by,
+            facts=(fact,),
+            vector_rows=(vector_row(fact),),
+        )
+
+
+def _review(
+    candidate: CandidateFact,
+    neighbours: Sequence[Neighbour],
+    kind: ReviewKind,
+    reason: str,
+    now: datetime,
+) -> ReviewItem:
+    return ReviewItem(
+        schema="review/1",
+        review_id=stable_id("review", candidate.candidate_id),
+        subject_id=candidate.subject_id,
+        kind=kind,
+        reason=reason,
+        candidate=candidate,
+        incumbent_fact_ids=tuple(n.fact.fact_id for n in neighbours),
+        created_at=now,
+    )

@@ -1,0 +1,139 @@
+"""In-memory implementations of the ports, for tests and benchmarks.
+
+They keep the contracts of the real stores, so a test that passes here
+exercises the same decisions the worker makes:
+
+* ``InMemoryFacts`` — a ``FactReader``; ``apply(resolution)`` stores what a
+  resolution writes, so cascades can be chained.
+* ``InMemoryVectors`` — a ``VectorSearch`` over an injected embedding
+  function, cosine, per subject; it records every query's subject.
+* ``ScriptedMatcher`` — a ``SlotMatcher`` that answers from a script and
+  records what it was shown.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from processors.model import Neighbour, Resolution, SlotAnswer, VectorRow
+from processors.slot_match import parse_answer
+from topics.records import CandidateFact, Fact, ReviewItem, SupersessionEvent
+
+__all__ = ["InMemoryFacts", "InMemoryVectors", "MatchCall", "ScriptedMatcher"]
+
+EmbedFn = Callable[[Sequence[str]], list[list[float]]]
+
+
+class InMemoryFacts:
+    """Fact records by id, plus everything the applied resolutions published."""
+
+    def __init__(self, facts: Iterable[Fact] = ()) -> None:
+        self.facts: dict[str, Fact] = {f.fact_id: f for f in facts}
+        self.supersessions: list[SupersessionEvent] = []
+        self.reviews: list[ReviewItem] = []
+
+    def put(self, fact: Fact) -> None:
+        self.facts[fact.fact_id] = fact
+
+    def apply(self, resolution: Resolution) -> None:
+        for fact in resolution.facts:
+            self.put(fact)
+        self.supersessions.extend(resolution.supersessions)
+        if resolution.review is not None:
+            self.reviews.append(resolution.review)
+
+    def current(self, subject_id: str, attribute: str | None = None) -> list[Fact]:
+        """The subject's current facts (of one attribute if given), oldest first."""
+        found = [
+            f
+            for f in self.facts.values()
+            if f.subject_id == subject_id
+            and f.status == "current"
+            and (attribute is None or f.attribute == attribute)
+        ]
+        return sorted(found, key=lambda f: (f.valid_from, f.recorded_at, f.fact_id))
+
+    async def current_in_slot(self, subject_id: str, attribute: str) -> list[Fact]:
+        return self.current(subject_id, attribute)
+
+    async def get_facts(self, subject_id: str, fact_ids: Sequence[str]) -> list[Fact]:
+        found = (self.facts.get(fact_id) for fact_id in fact_ids)
+        return [f for f in found if f is not None and f.subject_id == subject_id]
+
+
+class InMemoryVectors:
+    """Cosine search over rows embedded with ``embed``, always within one subject."""
+
+    def __init__(self, embed: EmbedFn) -> None:
+        self._embed = embed
+        self._rows: dict[str, tuple[VectorRow, list[float]]] = {}
+        self.queried_subjects: list[str] = []
+
+    def add(self, rows: Iterable[VectorRow]) -> None:
+        batch = list(rows)
+        if not batch:
+            return
+        # Upsert: an UPDATE re-sends a row whose text changed.
+        for row, vector in zip(batch, self._embed([r.text for r in batch]), strict=True):
+            self._rows[row.fact_id] = (row, vector)
+
+    def apply(self, resolution: Resolution) -> None:
+        self.add(resolution.vector_rows)
+
+    async def nearest(
+        self, subject_id: str, text: str, *, k: int, floor: float
+    ) -> list[tuple[str, float]]:
+        self.queried_subjects.append(subject_id)
+        [query] = self._embed([text])
+        scored = [
+            (row, _cosine(query, vector))
+            for row, vector in self._rows.values()
+            if row.subject_id == subject_id
+        ]
+        hits = sorted(
+            ((row, score) for row, score in scored if score >= floor),
+            key=lambda hit: (-hit[1], hit[0].fact_id),
+        )[:k]
+        assert all(row.subject_id == subject_id for row, _ in hits), "leaked another subject"
+        return [(row.fact_id, score) for row, score in hits]
+
+
+@dataclass(frozen=True, slots=True)
+class MatchCall:
+    candidate: CandidateFact
+    neighbours: tuple[Neighbour, ...]
+
+
+@dataclass
+class ScriptedMatcher:
+    """Answers in script order, like a model would.
+
+    A ``str`` is a raw model reply and goes through ``parse_answer`` as a real
+    adapter does: a rejected reply (prose, an id, a number off the list) becomes
+    ``SlotAnswer(index=None)`` and is counted in ``rejected``. A ``SlotAnswer``
+    is returned as given (errors, review reasons).
+    """
+
+    script: list[str | SlotAnswer]
+    calls: list[MatchCall] = field(default_factory=list)
+    rejected: int = 0
+
+    async def match(self, candidate: CandidateFact, neighbours: Sequence[Neighbour]) -> SlotAnswer:
+        self.calls.append(MatchCall(candidate, tuple(neighbours)))
+        if not self.script:
+            raise AssertionError(f"matcher asked about {candidate.candidate_id} past its script")
+        reply = self.script.pop(0)
+        if isinstance(reply, SlotAnswer):
+            return reply
+        try:
+            return SlotAnswer(index=parse_answer(reply, len(neighbours)), raw=reply)
+        except ValueError:
+            self.rejected += 1
+            return SlotAnswer(index=None, raw=reply)
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return 0.0 if norm == 0.0 else sum(x * y for x, y in zip(a, b, strict=True)) / norm

@@ -13,7 +13,10 @@ __all__ = ["Embedder", "Extractor", "FactReader", "SlotMatcher", "VectorSearch"]
 
 class Extractor(Protocol):
     async def extract(self, observation: Observation) -> list[CandidateFact]:
-        """Facts about the observation's subject; none for questions, hypotheticals, third parties."""
+        """Facts about the observation's subject.
+
+        None for questions, hypotheticals and third parties.
+        """
         ...
 
 

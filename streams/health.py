@@ -20,7 +20,9 @@ __all__ = ["Health", "HealthServer"]
 
 
 class Health:
-    def __init__(self, *, grace_s: float = 5.0, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, *, grace_s: float = 5.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self._failing: dict[str, tuple[float, str]] = {}
         self._grace = grace_s
         self._clock = clock
@@ -85,7 +87,7 @@ def _handler(health: Health) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, format: str, *args: object) -> None:
+        def log_message(self, fmt: str, *args: object) -> None:
             return
 
     return Handler

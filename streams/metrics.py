@@ -21,17 +21,30 @@ __all__ = [
 EVENTS_IN = Counter("slotwise_events_in_total", "Records consumed", ["topic"])
 EVENTS_APPLIED = Counter("slotwise_events_applied_total", "Records fully applied", ["kind"])
 DECISIONS = Counter(
-    "slotwise_decisions_total", "Candidates applied, by decision and deciding stage",
+    "slotwise_decisions_total",
+    "Candidates applied, by decision and deciding stage",
     ["decision", "decided_by"],
 )
-DEADLETTERS = Counter("slotwise_deadletters_total", "Records sent to the dead-letter topic", ["reason"])
+DEADLETTERS = Counter(
+    "slotwise_deadletters_total", "Records sent to the dead-letter topic", ["reason"]
+)
 RETRIES = Counter("slotwise_retries_total", "Transient failures retried", ["stage"])
 STAGE_SECONDS = Histogram(
-    "slotwise_stage_seconds", "Time spent per stage", ["stage"],
+    "slotwise_stage_seconds",
+    "Time spent per stage",
+    ["stage"],
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
 )
-IN_FLIGHT = Gauge("slotwise_in_flight", "Events consumed and not yet committed", ["topic", "partition"])
-LAG = Gauge("slotwise_committed_lag", "High watermark minus committed offset", ["topic", "partition"])
+IN_FLIGHT = Gauge(
+    "slotwise_in_flight", "Events consumed and not yet committed", ["topic", "partition"]
+)
+LAG = Gauge(
+    "slotwise_committed_lag", "High watermark minus committed offset", ["topic", "partition"]
+)
 COMMITS = Counter("slotwise_commits_total", "Kafka transactions committed")
-COMMIT_FAILURES = Counter("slotwise_commit_failures_total", "Kafka transactions aborted", ["reason"])
-LAST_COMMIT = Gauge("slotwise_last_commit_timestamp_seconds", "Wall time of the last committed transaction")
+COMMIT_FAILURES = Counter(
+    "slotwise_commit_failures_total", "Kafka transactions aborted", ["reason"]
+)
+LAST_COMMIT = Gauge(
+    "slotwise_last_commit_timestamp_seconds", "Wall time of the last committed transaction"
+)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from topics.outbound import Outbound
 
-__all__ = ["Release", "PartitionLedger"]
+__all__ = ["PartitionLedger", "Release"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -77,7 +77,9 @@ class KeyedScheduler:
             self._changed.clear()
             await self._changed.wait()
 
-    async def drain(self, keys: Iterable[Hashable] | None = None, timeout: float | None = None) -> bool:
+    async def drain(
+        self, keys: Iterable[Hashable] | None = None, timeout: float | None = None
+    ) -> bool:
         """Wait until the given keys (all when None) have no jobs; True if they drained in time."""
         wanted = None if keys is None else set(keys)
 

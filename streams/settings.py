@@ -25,6 +25,8 @@ class Settings(BaseSettings):
     milvus_uri: str = "http://127.0.0.1:19530"
     milvus_token: SecretStr | None = None
     data_dir: Path = Field(default_factory=default_data_dir)
+    redis_prefix: str = "sw"
+    milvus_alias: str = "facts_current"
 
     # topics
     topic_prefix: str = "slotwise"

@@ -89,9 +89,7 @@ def decode_record(
     if raw is None:
         raise InvalidJson("value is empty (a tombstone is not a record)")
     if len(raw) > max_message_bytes:
-        raise MessageTooLarge(
-            f"value is {len(raw)} bytes, over the limit of {max_message_bytes}"
-        )
+        raise MessageTooLarge(f"value is {len(raw)} bytes, over the limit of {max_message_bytes}")
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -120,9 +118,7 @@ def decode_record(
             field="text",
         )
     if key is not None and key.decode("utf-8", "replace") != getattr(record, "subject_id", None):
-        raise KeyMismatch(
-            "message key does not equal the body's subject_id", field="subject_id"
-        )
+        raise KeyMismatch("message key does not equal the body's subject_id", field="subject_id")
     return record  # type: ignore[return-value]
 
 

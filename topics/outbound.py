@@ -27,7 +27,10 @@ TopicKind = Literal["candidates", "supersessions", "facts", "review", "erasures"
 
 @dataclass(frozen=True, slots=True)
 class Outbound:
-    """One message to publish. ``topic`` is a catalogue kind, so stored blobs survive a prefix change."""
+    """One message to publish.
+
+    ``topic`` is a catalogue kind, not a name, so stored blobs survive a prefix change.
+    """
 
     topic: TopicKind
     key: bytes | None
@@ -51,10 +54,13 @@ def record_message(topic: TopicKind, key: str, record: BaseModel) -> Outbound:
 
 @dataclass(frozen=True, slots=True)
 class StoredOutputs:
-    """What an applied event leaves behind for a replay: its messages and its vector rows."""
+    """What an applied event leaves behind: its messages and vector rows (for a replay), and
+    the decision with its reason (for people asking why the store believes what it does)."""
 
     messages: tuple[Outbound, ...]
     vectors: tuple[VectorRow, ...] = ()
+    decision: str | None = None
+    reason: str | None = None
 
     def encode(self) -> bytes:
         return dumps(
@@ -64,6 +70,8 @@ class StoredOutputs:
                     for m in self.messages
                 ],
                 "v": [[r.fact_id, r.subject_id, r.text, r.category] for r in self.vectors],
+                "d": self.decision,
+                "r": self.reason,
             }
         )
 
@@ -80,11 +88,18 @@ class StoredOutputs:
             for topic, key, value, headers in body["m"]
         )
         vectors = tuple(VectorRow(*row) for row in body["v"])
-        return cls(messages=messages, vectors=vectors)
+        return cls(messages=messages, vectors=vectors, decision=body.get("d"), reason=body.get("r"))
 
     @classmethod
-    def of(cls, messages: Sequence[Outbound], vectors: Sequence[VectorRow] = ()) -> StoredOutputs:
-        return cls(messages=tuple(messages), vectors=tuple(vectors))
+    def of(
+        cls,
+        messages: Sequence[Outbound],
+        vectors: Sequence[VectorRow] = (),
+        *,
+        decision: str | None = None,
+        reason: str | None = None,
+    ) -> StoredOutputs:
+        return cls(tuple(messages), tuple(vectors), decision, reason)
 
 
 def _b64(raw: bytes | None) -> str | None:

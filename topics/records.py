@@ -71,7 +71,9 @@ def _shallow(value: dict[str, Any]) -> dict[str, Any]:
     return value
 
 
-Identifier = Annotated[str, Field(min_length=1, max_length=MAX_ID_LENGTH), AfterValidator(_identifier)]
+Identifier = Annotated[
+    str, Field(min_length=1, max_length=MAX_ID_LENGTH), AfterValidator(_identifier)
+]
 Timestamp = Annotated[AwareDatetime, Field(strict=False), BeforeValidator(_timestamp_string)]
 Unit = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 Metadata = Annotated[dict[str, Any], AfterValidator(_shallow)]
@@ -217,5 +219,11 @@ class ErasureAttestation(_Record):
 
 
 Record = (
-    Observation | CandidateFact | Command | Fact | SupersessionEvent | ReviewItem | ErasureAttestation
+    Observation
+    | CandidateFact
+    | Command
+    | Fact
+    | SupersessionEvent
+    | ReviewItem
+    | ErasureAttestation
 )

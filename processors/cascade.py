@@ -3,6 +3,7 @@
 A stage with no false positives runs before one with some, because the later
 stage can only add errors to what the earlier one got right:
 
+0. the candidate's fact already exists → NOOP, nothing written (a redelivery);
 1. attribute in the schema → exact key join → the policy (``decided_by`` "exact");
 2. otherwise → the subject's nearest current facts (``vector_fetch``); none → ADD
    (``decided_by`` "vector");
@@ -23,7 +24,7 @@ from typing import Literal
 from processors.exact_join import exact_join
 from processors.model import Decision, Neighbour, Resolution, SlotAnswer, stable_id
 from processors.ports import FactReader, SlotMatcher, VectorSearch
-from processors.resolve import new_fact, resolve, vector_row
+from processors.resolve import fact_id_for, new_fact, resolve, vector_row
 from processors.schema import AttributeSchema
 from processors.vector_fetch import vector_fetch
 from topics.records import CandidateFact, ReviewItem
@@ -65,6 +66,16 @@ class Cascade:
     async def resolve(self, candidate: CandidateFact) -> Resolution:
         # One clock read per candidate: every record it produces carries the same instant.
         now = self._now()
+        own = fact_id_for(candidate)
+        if await self._reader.get_facts(candidate.subject_id, [own]):
+            # A redelivery after the write landed; resolving it again against the newer
+            # state would rewrite its own, since retired, record as something else.
+            return Resolution(
+                decision=Decision.NOOP,
+                candidate=candidate,
+                reason=f"replay: fact {own} already stored; nothing to write",
+                decided_by="replay",
+            )
         spec = self._schema.get(candidate.attribute)
         if spec is not None:
             incumbents = await exact_join(self._reader, candidate)

@@ -124,6 +124,16 @@ class _Policy:
     def slot(self) -> str:
         return self.candidate.attribute or (self.spec.name if self.spec else "matched slot")
 
+    def fact(self, attribute: str | None, **update: object) -> Fact:
+        fact = new_fact(
+            self.candidate,
+            self.spec,
+            now=self.now,
+            embedding_model=self.embedding_model,
+            attribute=attribute,
+        )
+        return fact.model_copy(update=update) if update else fact
+
 
 def resolve(
     candidate: CandidateFact,
@@ -237,24 +247,12 @@ def _confirm(policy: _Policy, incumbent: Fact) -> Resolution:
 
 
 def _add(policy: _Policy, text: str, *, attribute: str | None) -> Resolution:
-    fact = new_fact(
-        policy.candidate,
-        policy.spec,
-        now=policy.now,
-        embedding_model=policy.embedding_model,
-        attribute=attribute,
-    )
+    fact = policy.fact(attribute)
     return _resolution(policy, Decision.ADD, text, facts=(fact,), vector_rows=(vector_row(fact),))
 
 
 def _history(policy: _Policy, successor: Fact, attribute: str | None) -> Resolution:
-    fact = new_fact(
-        policy.candidate,
-        policy.spec,
-        now=policy.now,
-        embedding_model=policy.embedding_model,
-        attribute=attribute,
-    ).model_copy(update={"status": "history", "valid_to": successor.valid_from})
+    fact = policy.fact(attribute, status="history", valid_to=successor.valid_from)
     return _resolution(
         policy,
         Decision.ADD,
@@ -287,56 +285,40 @@ def _review(policy: _Policy, current: list[Fact], corroborated: list[Fact]) -> R
 
 
 def _supersede(policy: _Policy, current: list[Fact], attribute: str | None) -> Resolution:
-    candidate = policy.candidate
-    fact = new_fact(
-        candidate,
-        policy.spec,
-        now=policy.now,
-        embedding_model=policy.embedding_model,
-        attribute=attribute,
-    ).model_copy(update={"supersedes": current[-1].fact_id})
-    retired: list[Fact] = []
-    events: list[SupersessionEvent] = []
-    for old in current:
-        retired.append(
-            old.model_copy(
-                update={
-                    "status": "superseded",
-                    "valid_to": fact.valid_from,
-                    "superseded_by": fact.fact_id,
-                }
-            )
-        )
-        events.append(
-            SupersessionEvent(
-                schema="supersession/1",
-                event_id=stable_id("supersession", old.fact_id, fact.fact_id),
-                subject_id=candidate.subject_id,
-                attribute=fact.attribute,
-                old_fact_id=old.fact_id,
-                new_fact_id=fact.fact_id,
-                old_value=old.value,
-                new_value=fact.value,
-                old_text=old.text,
-                new_text=fact.text,
-                decided_by=policy.decided_by,
-                reason=policy.reason(
-                    f"{policy.slot()} changed from {_shown(old)} to {_shown(fact)} "
-                    f"as of {fact.valid_from.isoformat()}"
-                ),
-                valid_from=fact.valid_from,
-                observation_id=candidate.observation_id,
-                recorded_at=policy.now,
-            )
-        )
-    retired_ids = ", ".join(f.fact_id for f in current)
+    fact = policy.fact(attribute, supersedes=current[-1].fact_id)
+    closed = {"status": "superseded", "valid_to": fact.valid_from, "superseded_by": fact.fact_id}
+    retired = tuple(old.model_copy(update=closed) for old in current)
     return _resolution(
         policy,
         Decision.SUPERSEDE,
-        f"{policy.slot()}: {_shown(fact)} supersedes {retired_ids}",
+        f"{policy.slot()}: {_shown(fact)} supersedes {', '.join(f.fact_id for f in current)}",
         facts=(fact, *retired),
-        supersessions=tuple(events),
+        supersessions=tuple(_event(policy, old, fact) for old in current),
         vector_rows=(vector_row(fact),),
+    )
+
+
+def _event(policy: _Policy, old: Fact, new: Fact) -> SupersessionEvent:
+    return SupersessionEvent(
+        schema="supersession/1",
+        # From both ids only: a replay recomputes it, so subscribers can deduplicate.
+        event_id=stable_id("supersession", old.fact_id, new.fact_id),
+        subject_id=new.subject_id,
+        attribute=new.attribute,
+        old_fact_id=old.fact_id,
+        new_fact_id=new.fact_id,
+        old_value=old.value,
+        new_value=new.value,
+        old_text=old.text,
+        new_text=new.text,
+        decided_by=policy.decided_by,
+        reason=policy.reason(
+            f"{policy.slot()} changed from {_shown(old)} to {_shown(new)} "
+            f"as of {new.valid_from.isoformat()}"
+        ),
+        valid_from=new.valid_from,
+        observation_id=new.observation_id,
+        recorded_at=policy.now,
     )
 
 

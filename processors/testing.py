@@ -13,9 +13,11 @@ exercises the same decisions the worker makes:
 
 from __future__ import annotations
 
-import math
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from processors.model import Neighbour, Resolution, SlotAnswer, VectorRow
 from processors.slot_match import parse_answer
@@ -30,12 +32,19 @@ class InMemoryFacts:
     """Fact records by id, plus everything the applied resolutions published."""
 
     def __init__(self, facts: Iterable[Fact] = ()) -> None:
-        self.facts: dict[str, Fact] = {f.fact_id: f for f in facts}
+        self.facts: dict[str, Fact] = {}
         self.supersessions: list[SupersessionEvent] = []
         self.reviews: list[ReviewItem] = []
+        self._by_slot: dict[tuple[str, str | None], set[str]] = defaultdict(set)
+        for fact in facts:
+            self.put(fact)
 
     def put(self, fact: Fact) -> None:
+        previous = self.facts.get(fact.fact_id)
+        if previous is not None:
+            self._by_slot[(previous.subject_id, previous.attribute)].discard(fact.fact_id)
         self.facts[fact.fact_id] = fact
+        self._by_slot[(fact.subject_id, fact.attribute)].add(fact.fact_id)
 
     def apply(self, resolution: Resolution) -> None:
         for fact in resolution.facts:
@@ -46,14 +55,14 @@ class InMemoryFacts:
 
     def current(self, subject_id: str, attribute: str | None = None) -> list[Fact]:
         """The subject's current facts (of one attribute if given), oldest first."""
-        found = [
-            f
-            for f in self.facts.values()
-            if f.subject_id == subject_id
-            and f.status == "current"
-            and (attribute is None or f.attribute == attribute)
-        ]
-        return sorted(found, key=lambda f: (f.valid_from, f.recorded_at, f.fact_id))
+        if attribute is None:
+            found = [f for f in self.facts.values() if f.subject_id == subject_id]
+        else:
+            found = [self.facts[i] for i in self._by_slot.get((subject_id, attribute), ())]
+        return sorted(
+            (f for f in found if f.status == "current"),
+            key=lambda f: (f.valid_from, f.recorded_at, f.fact_id),
+        )
 
     async def current_in_slot(self, subject_id: str, attribute: str) -> list[Fact]:
         return self.current(subject_id, attribute)
@@ -68,7 +77,7 @@ class InMemoryVectors:
 
     def __init__(self, embed: EmbedFn) -> None:
         self._embed = embed
-        self._rows: dict[str, tuple[VectorRow, list[float]]] = {}
+        self._by_subject: dict[str, dict[str, tuple[VectorRow, np.ndarray]]] = defaultdict(dict)
         self.queried_subjects: list[str] = []
 
     def add(self, rows: Iterable[VectorRow]) -> None:
@@ -77,7 +86,7 @@ class InMemoryVectors:
             return
         # Upsert: an UPDATE re-sends a row whose text changed.
         for row, vector in zip(batch, self._embed([r.text for r in batch]), strict=True):
-            self._rows[row.fact_id] = (row, vector)
+            self._by_subject[row.subject_id][row.fact_id] = (row, _unit(vector))
 
     def apply(self, resolution: Resolution) -> None:
         self.add(resolution.vector_rows)
@@ -86,17 +95,18 @@ class InMemoryVectors:
         self, subject_id: str, text: str, *, k: int, floor: float
     ) -> list[tuple[str, float]]:
         self.queried_subjects.append(subject_id)
-        [query] = self._embed([text])
-        scored = [
-            (row, _cosine(query, vector))
-            for row, vector in self._rows.values()
-            if row.subject_id == subject_id
-        ]
+        rows = list(self._by_subject.get(subject_id, {}).values())
+        if not rows:
+            return []
+        query = _unit(self._embed([text])[0])
+        scores = np.stack([vector for _, vector in rows]) @ query
         hits = sorted(
-            ((row, score) for row, score in scored if score >= floor),
+            ((row, float(score)) for (row, _), score in zip(rows, scores, strict=True)),
             key=lambda hit: (-hit[1], hit[0].fact_id),
-        )[:k]
-        assert all(row.subject_id == subject_id for row, _ in hits), "leaked another subject"
+        )
+        hits = [(row, score) for row, score in hits[:k] if score >= floor]
+        if any(row.subject_id != subject_id for row, _ in hits):
+            raise AssertionError(f"search for {subject_id} returned another subject's row")
         return [(row.fact_id, score) for row, score in hits]
 
 
@@ -134,6 +144,7 @@ class ScriptedMatcher:
             return SlotAnswer(index=None, raw=reply)
 
 
-def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
-    return 0.0 if norm == 0.0 else sum(x * y for x, y in zip(a, b, strict=True)) / norm
+def _unit(vector: Sequence[float]) -> np.ndarray:
+    array = np.asarray(vector, dtype=np.float64)
+    norm = float(np.linalg.norm(array))
+    return array if norm == 0.0 else array / norm

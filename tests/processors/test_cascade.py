@@ -273,14 +273,19 @@ def test_replaying_a_candidate_against_the_same_state_is_identical() -> None:
     assert world.decide(cand) == world.decide(cand)
 
 
-def test_a_replayed_free_text_candidate_does_not_match_its_own_row() -> None:
-    matcher = ScriptedMatcher([])
+def test_a_redelivered_candidate_writes_nothing_even_after_its_fact_was_retired() -> None:
+    matcher = ScriptedMatcher(["1"])
     world, old = coffee_world(matcher)
-    replay = world.decide(candidate("c1", COFFEE_OLD))
-    assert world.cascade.dropped["excluded"] == 1
-    assert matcher.calls == []
-    assert replay.decision is Decision.ADD
-    assert replay.facts[0].fact_id == old.fact_id  # the same row, not a second one
+    first = candidate("c1", COFFEE_OLD)
+    world.write(candidate("c2", COFFEE_NEW, observed_at=JAN + timedelta(days=5)))
+    before = dict(world.facts.facts)
+    queries = len(world.vectors.queried_subjects)
+    replay = world.write(first)
+    assert replay.decision is Decision.NOOP and replay.decided_by == "replay"
+    assert replay.facts == () and replay.supersessions == () and replay.vector_rows == ()
+    assert world.facts.facts == before
+    assert world.facts.facts[old.fact_id].status == "superseded"
+    assert len(world.vectors.queried_subjects) == queries and len(matcher.calls) == 1
 
 
 class RogueSearch:
@@ -336,3 +341,29 @@ def test_vector_fetch_honours_extra_exclusions_and_k() -> None:
         )
     )
     assert found == []
+
+
+def test_a_chained_timeline_on_the_exact_path() -> None:
+    world = World(Table({}), ScriptedMatcher([]))
+    feb, mar = JAN + timedelta(days=30), JAN + timedelta(days=60)
+    world.write(candidate("c1", "User works at Datadog.", "employer", "Datadog"))
+    again = world.write(
+        candidate("c2", "User works at Datadog", "employer", "datadog", observed_at=feb)
+    )
+    assert again.decision is Decision.NOOP
+    stripe = world.write(
+        candidate("c3", "User works at Stripe.", "employer", "Stripe", observed_at=mar)
+    )
+    assert stripe.decision is Decision.SUPERSEDE
+    late = world.write(
+        candidate("c4", "User worked at Initech.", "employer", "Initech", observed_at=feb)
+    )
+    assert late.decision is Decision.ADD and late.facts[0].status == "history"
+    world.write(candidate("c5", "User climbs.", "hobby", "climbing"))
+    world.write(candidate("c6", "User runs.", "hobby", "running"))
+    current = {(f.attribute, f.value) for f in world.current()}
+    assert current == {("employer", "Stripe"), ("hobby", "climbing"), ("hobby", "running")}
+    datadog = world.facts.facts[stripe.facts[0].supersedes or ""]
+    assert (datadog.verification_count, datadog.last_verified) == (1, feb)
+    assert (datadog.status, datadog.valid_to) == ("superseded", mar)
+    assert len(world.facts.supersessions) == 1 and world.facts.reviews == []

@@ -1,0 +1,419 @@
+"""Calls to the Anthropic Messages API: retries, a concurrency cap, a circuit breaker.
+
+The SDK's own retries are off (``max_retries=0``) so that one loop decides:
+capped exponential backoff with full jitter, ``retry-after`` honoured, retries
+on 429, 529, other 5xx, timeouts and connection errors, never on another 4xx.
+A semaphore caps the requests in flight per process; a breaker stops a failing
+provider from being hammered and makes calls fail fast while it recovers.
+
+    ModelError                  a call produced no usable answer; ``kind`` names why
+    ├── ModelNotConfigured      no API key: the offline providers should run instead
+    ├── ModelUnavailable        the provider failed every attempt of the retry budget
+    │   └── CircuitOpen         the breaker is open: failed fast, nothing was sent
+    ├── ModelRejected           the provider refused the request (4xx other than 429)
+    └── MalformedOutput         the model answered, but not in the shape its tool demands
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import enum
+import json
+import random
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import anthropic
+from anthropic.types import Message, MessageParam, TextBlockParam, ToolChoiceParam, ToolParam
+from prometheus_client import Counter, Gauge, Histogram
+
+from streams.settings import Settings
+
+__all__ = [
+    "CircuitBreaker",
+    "CircuitOpen",
+    "MalformedOutput",
+    "ModelClient",
+    "ModelError",
+    "ModelNotConfigured",
+    "ModelRejected",
+    "ModelUnavailable",
+    "RetryPolicy",
+]
+
+Sleep = Callable[[float], Awaitable[None]]
+Clock = Callable[[], float]
+
+CALLS = Counter("slotwise_llm_calls_total", "Model calls by purpose and final outcome",
+                ["purpose", "outcome"])
+RETRIES = Counter("slotwise_llm_retries_total", "Attempts retried, by the failure that caused it",
+                  ["purpose", "kind"])
+ERRORS = Counter("slotwise_llm_errors_total", "Failed attempts and unusable answers, by kind",
+                 ["purpose", "kind"])
+TOKENS = Counter("slotwise_llm_tokens_total", "Tokens billed, by kind (cache_read is cheap)",
+                 ["purpose", "kind"])
+REQUEST_SECONDS = Histogram("slotwise_llm_request_seconds", "One HTTP attempt, by purpose",
+                            ["purpose"],
+                            buckets=(0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 2, 5, 10, 20, 60))
+IN_FLIGHT = Gauge("slotwise_llm_in_flight", "Model requests in flight in this process")
+BREAKER_STATE = Gauge("slotwise_llm_breaker_state", "0 closed, 1 half-open, 2 open")
+
+
+class ModelError(Exception):
+    kind = "model_error"
+
+
+class ModelNotConfigured(ModelError):
+    kind = "not_configured"
+
+
+class ModelUnavailable(ModelError):
+    kind = "unavailable"
+
+    def __init__(self, message: str, *, attempts: int = 0, last_failure: str | None = None):
+        super().__init__(message)
+        self.attempts = attempts
+        self.last_failure = last_failure
+
+
+class CircuitOpen(ModelUnavailable):
+    kind = "circuit_open"
+
+    def __init__(self, retry_in_s: float) -> None:
+        super().__init__(f"circuit open: provider failing, next probe in {retry_in_s:.1f}s",
+                         last_failure=self.kind)
+        self.retry_in_s = retry_in_s
+
+
+class ModelRejected(ModelError):
+    kind = "rejected"
+
+    def __init__(self, message: str, *, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class MalformedOutput(ModelError):
+    kind = "malformed"
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """Capped exponential backoff with full jitter (delay ~ U(0, min(cap, base·2^n)))."""
+
+    max_retries: int = 4
+    base_delay_s: float = 0.5
+    max_delay_s: float = 8.0
+    max_retry_after_s: float = 60.0
+
+    def backoff(self, retry: int, rng: random.Random) -> float:
+        return rng.uniform(0.0, min(self.max_delay_s, self.base_delay_s * 2**retry))
+
+    def delay(self, retry: int, rng: random.Random, retry_after: float | None) -> float:
+        """The provider's ``retry-after`` wins over a shorter jittered backoff."""
+        jittered = self.backoff(retry, rng)
+        if retry_after is None:
+            return jittered
+        return max(jittered, min(retry_after, self.max_retry_after_s))
+
+
+class BreakerState(enum.IntEnum):
+    CLOSED = 0
+    HALF_OPEN = 1
+    OPEN = 2
+
+
+class CircuitBreaker:
+    """Closed → open after ``failure_threshold`` consecutive failures → half-open after
+    ``cooldown_s`` → one probe decides: success closes, failure reopens.
+
+    Only provider failures count (5xx, 529, timeouts, connection errors). A 429
+    says "slow down", which the backoff already does; opening on it would turn
+    a rate limit into a flood of review items.
+    """
+
+    def __init__(self, failure_threshold: int = 5, cooldown_s: float = 30.0,
+                 clock: Clock = time.monotonic) -> None:
+        self._threshold = failure_threshold
+        self._cooldown_s = cooldown_s
+        self._clock = clock
+        self._state = BreakerState.CLOSED
+        self._failures = 0
+        self._opened_at = 0.0
+        self._probing = False
+        BREAKER_STATE.set(self._state)
+
+    @property
+    def state(self) -> BreakerState:
+        return self._state
+
+    def admit(self) -> bool:
+        """Let one attempt through or raise :class:`CircuitOpen`; True if it is the probe."""
+        if self._state is BreakerState.OPEN:
+            waited = self._clock() - self._opened_at
+            if waited < self._cooldown_s:
+                raise CircuitOpen(self._cooldown_s - waited)
+            self._set(BreakerState.HALF_OPEN)
+        if self._state is BreakerState.HALF_OPEN:
+            if self._probing:
+                raise CircuitOpen(0.0)
+            self._probing = True
+            return True
+        return False
+
+    def succeeded(self, probe: bool) -> None:
+        if probe or self._state is BreakerState.CLOSED:
+            self._failures = 0
+            self._probing = False
+            self._set(BreakerState.CLOSED)
+
+    def failed(self, probe: bool) -> None:
+        if probe:
+            self._probing = False
+            self._open()
+        elif self._state is BreakerState.CLOSED:
+            self._failures += 1
+            if self._failures >= self._threshold:
+                self._open()
+
+    def released(self, probe: bool) -> None:
+        """The attempt ended without saying anything about the provider's health."""
+        if probe:
+            self._probing = False
+
+    def _open(self) -> None:
+        self._opened_at = self._clock()
+        self._set(BreakerState.OPEN)
+
+    def _set(self, state: BreakerState) -> None:
+        self._state = state
+        BREAKER_STATE.set(state)
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    system: list[TextBlockParam]
+    messages: list[MessageParam]
+    max_tokens: int
+    tools: list[ToolParam]
+    tool_choice: ToolChoiceParam
+
+
+@dataclass(frozen=True, slots=True)
+class _Failure:
+    kind: str
+    retryable: bool
+    counts_against_provider: bool
+    retry_after: float | None = None
+    status: int | None = None
+
+
+_TIMEOUT = _Failure("timeout", retryable=True, counts_against_provider=True)
+_CONNECTION = _Failure("connection", retryable=True, counts_against_provider=True)
+
+
+class ModelClient:
+    """One process's gateway to the model: every adapter shares its semaphore and breaker."""
+
+    def __init__(
+        self,
+        client: anthropic.AsyncAnthropic,
+        *,
+        model: str,
+        max_concurrency: int = 32,
+        retry: RetryPolicy | None = None,
+        breaker: CircuitBreaker | None = None,
+        sleep: Sleep = asyncio.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        self._client = client
+        self._model = model
+        self._semaphore = asyncio.Semaphore(max_concurrency)
+        self._retry = retry or RetryPolicy()
+        self._breaker = breaker or CircuitBreaker()
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: Settings,
+        *,
+        breaker: CircuitBreaker | None = None,
+        sleep: Sleep = asyncio.sleep,
+    ) -> ModelClient:
+        """The process's model client; raises :class:`ModelNotConfigured` when offline."""
+        if settings.anthropic_api_key is None:
+            raise ModelNotConfigured("no anthropic_api_key configured")
+        client = anthropic.AsyncAnthropic(
+            api_key=settings.anthropic_api_key.get_secret_value(),
+            base_url=settings.anthropic_base_url,
+            timeout=settings.llm_timeout_s,
+            max_retries=0,
+        )
+        return cls(
+            client, model=settings.llm_model, max_concurrency=settings.llm_max_concurrency,
+            retry=RetryPolicy(max_retries=settings.llm_max_retries), breaker=breaker, sleep=sleep,
+        )
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    @property
+    def breaker(self) -> CircuitBreaker:
+        return self._breaker
+
+    async def create(
+        self,
+        purpose: str,
+        *,
+        system: Iterable[TextBlockParam],
+        messages: Iterable[MessageParam],
+        max_tokens: int,
+        tools: Iterable[ToolParam],
+        tool_choice: ToolChoiceParam,
+    ) -> Message:
+        """One Messages call within the retry budget; raises a :class:`ModelError`."""
+        request = _Request(list(system), list(messages), max_tokens, list(tools), tool_choice)
+        retries = 0
+        while True:
+            try:
+                probe = self._breaker.admit()
+            except CircuitOpen:
+                ERRORS.labels(purpose, CircuitOpen.kind).inc()
+                CALLS.labels(purpose, CircuitOpen.kind).inc()
+                raise
+            outcome = await self._attempt(purpose, probe, request)
+            if isinstance(outcome, Message):
+                return outcome
+            if retries >= self._retry.max_retries:
+                CALLS.labels(purpose, ModelUnavailable.kind).inc()
+                raise ModelUnavailable(
+                    f"no answer after {retries + 1} attempts; last failure: {outcome.kind}",
+                    attempts=retries + 1, last_failure=outcome.kind,
+                )
+            RETRIES.labels(purpose, outcome.kind).inc()
+            await self._sleep(self._retry.delay(retries, self._rng, outcome.retry_after))
+            retries += 1
+
+    async def _attempt(self, purpose: str, probe: bool, request: _Request) -> Message | _Failure:
+        """One HTTP request: the message, or a retryable failure (anything else raises)."""
+        try:
+            message = await self._send(purpose, request)
+        except anthropic.APIStatusError as exc:
+            return self._failed(purpose, probe, _classify_status(exc))
+        except anthropic.APITimeoutError:
+            return self._failed(purpose, probe, _TIMEOUT)
+        except anthropic.APIConnectionError:
+            return self._failed(purpose, probe, _CONNECTION)
+        except (anthropic.APIResponseValidationError, json.JSONDecodeError) as exc:
+            self._breaker.succeeded(probe)  # the provider answered, however badly
+            raise self._malformed(purpose, str(exc)) from None
+        except BaseException:
+            self._breaker.released(probe)
+            raise
+        self._breaker.succeeded(probe)
+        if not _well_formed(message):
+            raise self._malformed(purpose, repr(message))
+        CALLS.labels(purpose, "ok").inc()
+        _count_tokens(purpose, message)
+        return message
+
+    async def _send(self, purpose: str, request: _Request) -> Message:
+        async with self._semaphore:
+            IN_FLIGHT.inc()
+            started = time.perf_counter()
+            try:
+                return await self._client.messages.create(
+                    model=self._model, system=request.system, messages=request.messages,
+                    max_tokens=request.max_tokens, tools=request.tools,
+                    tool_choice=request.tool_choice,
+                )
+            finally:
+                IN_FLIGHT.dec()
+                REQUEST_SECONDS.labels(purpose).observe(time.perf_counter() - started)
+
+    def _failed(self, purpose: str, probe: bool, failure: _Failure) -> _Failure:
+        """Count a failed attempt; raise :class:`ModelRejected` if retrying cannot help."""
+        ERRORS.labels(purpose, failure.kind).inc()
+        if failure.counts_against_provider:
+            self._breaker.failed(probe)
+        elif failure.retryable:
+            self._breaker.released(probe)
+        else:
+            self._breaker.succeeded(probe)  # the provider is up; it refused our request
+            CALLS.labels(purpose, ModelRejected.kind).inc()
+            raise ModelRejected(f"provider refused the request ({failure.kind})",
+                                status=failure.status or 0)
+        return failure
+
+    def _malformed(self, purpose: str, detail: str) -> MalformedOutput:
+        ERRORS.labels(purpose, MalformedOutput.kind).inc()
+        CALLS.labels(purpose, MalformedOutput.kind).inc()
+        return MalformedOutput(f"unreadable Messages response: {detail[:200]}")
+
+    def note_malformed(self, purpose: str) -> None:
+        """An adapter found the answer unusable (counted with the transport's errors)."""
+        ERRORS.labels(purpose, MalformedOutput.kind).inc()
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def _classify_status(exc: anthropic.APIStatusError) -> _Failure:
+    status = exc.status_code
+    retry_after = _retry_after(exc.response.headers)
+    if status == 429:
+        return _Failure("rate_limited", retryable=True, counts_against_provider=False,
+                        retry_after=retry_after)
+    if status == 529:
+        return _Failure("overloaded", retryable=True, counts_against_provider=True,
+                        retry_after=retry_after)
+    if status >= 500:
+        return _Failure("server_error", retryable=True, counts_against_provider=True,
+                        retry_after=retry_after)
+    return _Failure(f"status_{status}", retryable=False, counts_against_provider=False,
+                    status=status)
+
+
+def _retry_after(headers: object) -> float | None:
+    """Seconds from ``retry-after-ms``, ``retry-after`` in seconds, or an HTTP date."""
+    get = getattr(headers, "get", None)
+    if get is None:
+        return None
+    millis = get("retry-after-ms")
+    try:
+        if millis is not None:
+            return max(0.0, float(millis) / 1000)
+    except ValueError:
+        pass
+    value = get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def _well_formed(message: object) -> bool:
+    """The SDK reads leniently: a body of the wrong shape still becomes a "Message"."""
+    return (isinstance(message, Message) and isinstance(message.content, list)
+            and message.usage is not None)
+
+
+def _count_tokens(purpose: str, message: Message) -> None:
+    usage = message.usage
+    TOKENS.labels(purpose, "input").inc(usage.input_tokens)
+    TOKENS.labels(purpose, "output").inc(usage.output_tokens)
+    TOKENS.labels(purpose, "cache_read").inc(usage.cache_read_input_tokens or 0)
+    TOKENS.labels(purpose, "cache_write").inc(usage.cache_creation_input_tokens or 0)

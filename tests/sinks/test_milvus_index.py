@@ -1,0 +1,456 @@
+"""MilvusIndex against the real Milvus Lite server (``milvus_uri``).
+
+Each test writes collections under its own name prefix and drops them after.
+Tests about similarity use the real MiniLM embedder; the others use a tiny
+deterministic hashing embedder, since only Milvus is under test there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import math
+import os
+import re
+import shutil
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+from pymilvus import MilvusClient
+
+from processors.model import VectorRow
+from processors.ports import Embedder
+from sinks import milvus_index
+from sinks.exceptions import EmbeddingModelMismatch, VectorIndexError
+from sinks.milvus_index import FOREIGN_RESULTS, MilvusIndex
+from streams.embedder import MiniLMEmbedder
+
+pytestmark = pytest.mark.milvus
+
+T = TypeVar("T")
+CREATED = datetime(2026, 3, 14, 9, 30, tzinfo=UTC)
+
+
+class HashEmbedder:
+    """Bag of hashed words, unit length: equal texts embed equally, nothing more."""
+
+    def __init__(self, model_name: str = "test-hash-v1", dimension: int = 32) -> None:
+        self.model_name = model_name
+        self._dimension = dimension
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        rows = []
+        for text in texts:
+            row = [0.0] * self._dimension
+            for word in re.findall(r"\w+", text.lower()):
+                digest = hashlib.sha256(word.encode()).digest()
+                row[int.from_bytes(digest[:4], "big") % self._dimension] += 1.0
+            norm = math.sqrt(sum(v * v for v in row)) or 1.0
+            rows.append([v / norm for v in row])
+        return rows
+
+
+@pytest.fixture(scope="session")
+def milvus_uri() -> str:
+    # Until tests/conftest.py provides the stack's fixture.
+    uri = os.environ.get("SLOTWISE_MILVUS_URI", "http://127.0.0.1:19530")
+    try:
+        MilvusClient(uri=uri, timeout=5).close()
+    except Exception as exc:  # any failure means the server is not there
+        pytest.fail(f"Milvus is not reachable at {uri}: {exc}")
+    return uri
+
+
+@pytest.fixture(scope="module")
+def minilm() -> MiniLMEmbedder:
+    return MiniLMEmbedder()
+
+
+@pytest.fixture
+def prefix(milvus_uri: str) -> Iterator[str]:
+    name = f"t{uuid.uuid4().hex[:10]}"
+    yield name
+    _drop_prefix(milvus_uri, name)
+
+
+def _drop_prefix(uri: str, prefix: str) -> None:
+    client = MilvusClient(uri=uri)
+    for alias in client.list_aliases().get("aliases", []):
+        if alias.startswith(f"{prefix}_"):
+            client.drop_alias(alias)
+    for name in client.list_collections():
+        if name.startswith(f"{prefix}_"):
+            client.drop_collection(name)
+    client.close()
+
+
+def index_of(
+    uri: str, prefix: str, embedder: Embedder | None = None, **options: object
+) -> MilvusIndex:
+    return MilvusIndex(
+        uri,
+        embedder or HashEmbedder(),
+        alias=f"{prefix}_current",
+        prefix=prefix,
+        clock=lambda: CREATED,
+        **options,  # type: ignore[arg-type]
+    )
+
+
+def run(index: MilvusIndex, scenario: Callable[[MilvusIndex], Awaitable[T]]) -> T:
+    async def main() -> T:
+        try:
+            await index.setup()
+            return await scenario(index)
+        finally:
+            await index.close()
+
+    return asyncio.run(main())
+
+
+def row(fact_id: str, subject_id: str, text: str, category: str | None = "misc") -> VectorRow:
+    return VectorRow(fact_id=fact_id, subject_id=subject_id, text=text, category=category)
+
+
+def test_setup_creates_the_model_collection_and_the_alias_once(
+    milvus_uri: str, prefix: str
+) -> None:
+    async def scenario(index: MilvusIndex) -> str | None:
+        await index.setup()
+        return index.collection
+
+    first = run(index_of(milvus_uri, prefix), scenario)
+    assert first == f"{prefix}_test_hash_v1_20260314"
+    # A later start on another day reuses what the alias points at.
+    later = MilvusIndex(
+        milvus_uri,
+        HashEmbedder(),
+        alias=f"{prefix}_current",
+        prefix=prefix,
+        clock=lambda: datetime(2026, 4, 1, tzinfo=UTC),
+    )
+    assert run(later, scenario) == first
+
+    client = MilvusClient(uri=milvus_uri)
+    described = client.describe_collection(first)
+    assert client.describe_alias(f"{prefix}_current")["collection_name"] == first
+    assert [n for n in client.list_collections() if n.startswith(prefix)] == [first]
+    client.close()
+    fields = {f["name"]: f for f in described["fields"]}
+    assert fields["fact_id"].get("is_primary") and not described["auto_id"]
+    assert fields["subject_id"].get("is_partition_key")
+    assert fields["category"].get("nullable")
+    assert fields["vector"]["params"]["dim"] == 32
+    assert {"embedding_model", "text"} <= fields.keys()
+
+
+def test_setup_refuses_a_collection_of_another_model(milvus_uri: str, prefix: str) -> None:
+    async def nothing(index: MilvusIndex) -> None:
+        return None
+
+    run(index_of(milvus_uri, prefix), nothing)
+    with pytest.raises(EmbeddingModelMismatch, match="test-hash-v1"):
+        run(index_of(milvus_uri, prefix, HashEmbedder("test-hash-v2")), nothing)
+    with pytest.raises(EmbeddingModelMismatch, match="32-d"):
+        other_dim = HashEmbedder(dimension=16)
+        run(index_of(milvus_uri, prefix, other_dim), nothing)
+
+
+def test_flush_upserts_buffered_rows_idempotently_by_fact_id(
+    milvus_uri: str, prefix: str
+) -> None:
+    sid = f"user-{uuid.uuid4()}"
+
+    async def scenario(index: MilvusIndex) -> list[dict[str, object]]:
+        index.add([row("f1", sid, "User works at Datadog.", "job"), row("f2", sid, "Likes tea.")])
+        assert index.pending == 2
+        await index.flush()
+        assert index.pending == 0
+        # A replay and an UPDATE re-send rows: still one row per fact.
+        index.add([row("f1", sid, "User works at Datadog as an SRE.", None)])
+        index.add([row("f2", sid, "Likes tea.")])
+        await index.flush()
+        assert await index.count_subject(sid) == 2
+        client = MilvusClient(uri=milvus_uri)
+        found = client.query(
+            f"{prefix}_current",
+            filter='fact_id == "f1"',
+            output_fields=["subject_id", "embedding_model", "category", "text"],
+        )
+        client.close()
+        return [dict(r) for r in found]
+
+    [stored] = run(index_of(milvus_uri, prefix), scenario)
+    assert stored["subject_id"] == sid
+    assert stored["embedding_model"] == "test-hash-v1"
+    assert stored["category"] is None
+    assert stored["text"] == "User works at Datadog as an SRE."
+
+
+def test_nearest_ranks_the_subjects_facts_by_meaning(
+    milvus_uri: str, prefix: str, minilm: MiniLMEmbedder
+) -> None:
+    sid = f"user-{uuid.uuid4()}"
+
+    async def scenario(index: MilvusIndex) -> list[tuple[str, float]]:
+        index.add(
+            [
+                row("job", sid, "User works at Datadog."),
+                row("diet", sid, "User is vegetarian."),
+                row("pet", sid, "User has a dog named Rex."),
+            ]
+        )
+        await index.flush()
+        return await index.nearest(sid, "User works at Stripe.", k=5, floor=-1.0)
+
+    hits = run(index_of(milvus_uri, prefix, minilm), scenario)
+    assert [fact_id for fact_id, _ in hits][:1] == ["job"]
+    assert len(hits) == 3
+    scores = [score for _, score in hits]
+    assert scores == sorted(scores, reverse=True)
+    assert 0.3 < scores[0] <= 1.0
+
+
+def test_floor_drops_weak_neighbours(milvus_uri: str, prefix: str, minilm: MiniLMEmbedder) -> None:
+    sid = f"user-{uuid.uuid4()}"
+
+    async def scenario(index: MilvusIndex) -> tuple[list[str], list[str]]:
+        index.add(
+            [row("job", sid, "User works at Datadog."), row("diet", sid, "User is vegetarian.")]
+        )
+        await index.flush()
+        meat = await index.nearest(sid, "I do not eat meat.", k=5, floor=0.3)
+        weather = await index.nearest(sid, "The weather is nice today.", k=5, floor=0.3)
+        return [f for f, _ in meat], [f for f, _ in weather]
+
+    meat, weather = run(index_of(milvus_uri, prefix, minilm), scenario)
+    assert meat == ["diet"]
+    assert weather == []
+
+
+def test_nearest_sees_the_subjects_own_unflushed_rows(milvus_uri: str, prefix: str) -> None:
+    mine, theirs = f"user-{uuid.uuid4()}", f"user-{uuid.uuid4()}"
+
+    async def scenario(index: MilvusIndex) -> tuple[list[tuple[str, float]], int]:
+        index.add([row("a1", mine, "Lives in Lisbon."), row("b1", theirs, "Lives in Porto.")])
+        hits = await index.nearest(mine, "Lives in Lisbon.", k=5, floor=0.0)
+        return hits, index.pending
+
+    hits, pending = run(index_of(milvus_uri, prefix), scenario)
+    assert [f for f, _ in hits] == ["a1"] and hits[0][1] == pytest.approx(1.0, abs=1e-5)
+    # Only the searched subject's rows were written ahead of the commit.
+    assert pending == 1
+
+
+def test_a_search_never_returns_another_subjects_rows(milvus_uri: str, prefix: str) -> None:
+    subjects = [f"user-{uuid.uuid4()}" for _ in range(3)]
+    texts = ["User works at Datadog.", "User is vegetarian.", "User lives in Lisbon."]
+
+    async def scenario(index: MilvusIndex) -> dict[str, set[str]]:
+        index.add([row(f"{s}/{i}", s, t) for s in subjects for i, t in enumerate(texts)])
+        await index.flush()
+        seen: dict[str, set[str]] = {}
+        for s in subjects:
+            for text in texts:
+                hits = await index.nearest(s, text, k=20, floor=-1.0)
+                seen.setdefault(s, set()).update(f for f, _ in hits)
+        return seen
+
+    seen = run(index_of(milvus_uri, prefix), scenario)
+    for s in subjects:
+        assert seen[s] == {f"{s}/{i}" for i in range(3)}
+
+
+def test_hits_of_another_subject_are_dropped_and_counted(
+    milvus_uri: str, prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mine, theirs = f"user-{uuid.uuid4()}", f"user-{uuid.uuid4()}"
+    # Defence in depth: even if the filter were wrong, no foreign row gets out.
+    monkeypatch.setattr(milvus_index, "_of_subject", lambda subject_id: "")
+    before = FOREIGN_RESULTS._value.get()
+
+    async def scenario(index: MilvusIndex) -> list[tuple[str, float]]:
+        index.add([row("a1", mine, "Likes jazz."), row("b1", theirs, "Likes jazz.")])
+        await index.flush()
+        return await index.nearest(mine, "Likes jazz.", k=5, floor=-1.0)
+
+    hits = run(index_of(milvus_uri, prefix), scenario)
+    assert [f for f, _ in hits] == ["a1"]
+    assert FOREIGN_RESULTS._value.get() == before + 1
+
+
+@pytest.mark.parametrize(
+    "subject_id",
+    ['us"er', "us'er", "us\\er", 'us\\"er', 'x" or subject_id != "', "x' || 1 == 1 || '"],
+)
+def test_quotes_and_backslashes_in_subject_ids_stay_inside_the_filter(
+    milvus_uri: str, prefix: str, subject_id: str
+) -> None:
+    other = "us"
+
+    async def scenario(index: MilvusIndex) -> tuple[list[str], int, int]:
+        index.add([row("mine", subject_id, "Likes jazz."), row("other", other, "Likes jazz.")])
+        await index.flush()
+        hits = await index.nearest(subject_id, "Likes jazz.", k=5, floor=-1.0)
+        count = await index.count_subject(subject_id)
+        deleted = await index.delete_subject(subject_id)
+        return [f for f, _ in hits], count, deleted + 10 * await index.count_subject(other)
+
+    hits, count, deleted = run(index_of(milvus_uri, prefix), scenario)
+    assert hits == ["mine"]
+    assert count == 1
+    assert deleted == 1 + 10
+
+
+def test_archive_moves_rows_to_the_cold_tier_and_restore_brings_them_back(
+    milvus_uri: str, prefix: str
+) -> None:
+    sid = f"user-{uuid.uuid4()}"
+
+    async def scenario(index: MilvusIndex) -> None:
+        index.add([row("f1", sid, "Likes jazz."), row("f2", sid, "Owns a bike.")])
+        assert await index.archive(sid, ["f1", "unknown"]) == 1
+        assert [f for f, _ in await index.nearest(sid, "Likes jazz.", k=5, floor=0.5)] == []
+        cold = await index.nearest(sid, "Likes jazz.", k=5, floor=0.5, archived=True)
+        assert [f for f, _ in cold] == ["f1"]
+        assert await index.count_subject(sid) == 2
+        assert await index.restore(sid, ["f1"]) == 1
+        assert [f for f, _ in await index.nearest(sid, "Likes jazz.", k=5, floor=0.5)] == ["f1"]
+        assert await index.nearest(sid, "Likes jazz.", k=5, floor=0.5, archived=True) == []
+
+    run(index_of(milvus_uri, prefix), scenario)
+
+
+def test_delete_subject_covers_every_model_both_tiers_and_the_buffer(
+    milvus_uri: str, prefix: str
+) -> None:
+    sid, kept = f"user-{uuid.uuid4()}", f"user-{uuid.uuid4()}"
+    old_model = index_of(milvus_uri, prefix)
+    new_model = MilvusIndex(
+        milvus_uri,
+        HashEmbedder("test-hash-v2", dimension=48),
+        alias=f"{prefix}_next",
+        prefix=prefix,
+        clock=lambda: CREATED,
+    )
+
+    async def scenario(index: MilvusIndex) -> tuple[int, int, int, int]:
+        await new_model.setup()
+        for target in (index, new_model):
+            target.add([row("f1", sid, "Likes jazz."), row("f2", sid, "Owns a bike.")])
+            target.add([row("k1", kept, "Likes jazz.")])
+            await target.flush()
+        await index.archive(sid, ["f2"])
+        index.add([row("f3", sid, "Not yet written.")])
+        before = await index.count_subject(sid)
+        deleted = await index.delete_subject(sid)
+        after = await index.count_subject(sid) + await new_model.count_subject(sid)
+        await index.flush()  # the erased subject's buffered row must not come back
+        after += await index.count_subject(sid)
+        others = await index.count_subject(kept)
+        await new_model.close()
+        return before, deleted, after, others
+
+    before, deleted, after, others = run(old_model, scenario)
+    assert before == deleted == 5  # 2 per model (one of them archived) + 1 buffered
+    assert after == 0
+    assert others == 2
+
+
+def test_a_failed_flush_raises_and_keeps_the_buffer() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    index = MilvusIndex(f"http://127.0.0.1:{port}", HashEmbedder(), timeout_s=2.0)
+
+    async def scenario() -> None:
+        index.add([row("f1", "user-1", "Likes jazz.")])
+        with pytest.raises(VectorIndexError):
+            await index.flush()
+        assert index.pending == 1
+
+    asyncio.run(scenario())
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+def _start_server(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
+    milvus_lite = shutil.which("milvus-lite")
+    assert milvus_lite, "the milvus-lite command is not installed"
+    server = subprocess.Popen(
+        [milvus_lite, "server", "--data-dir", str(data_dir), "--host", "127.0.0.1",
+         "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return server
+        except OSError:
+            time.sleep(0.2)
+    server.kill()
+    raise AssertionError(f"milvus-lite did not listen on {port}")
+
+
+def _stop(server: subprocess.Popen[bytes]) -> None:
+    server.terminate()
+    try:
+        server.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
+
+
+@pytest.mark.slow
+def test_a_flush_failing_mid_run_keeps_the_buffer_until_milvus_is_back(tmp_path: Path) -> None:
+    port = _free_port()
+    server = _start_server(tmp_path, port)
+    index = MilvusIndex(
+        f"http://127.0.0.1:{port}", HashEmbedder(), clock=lambda: CREATED, timeout_s=3.0
+    )
+
+    async def scenario() -> tuple[int, int]:
+        nonlocal server
+        await index.setup()
+        index.add([row("f1", "user-1", "Likes jazz.")])
+        await index.flush()
+        _stop(server)
+        index.add([row("f2", "user-1", "Owns a bike."), row("f3", "user-2", "Likes tea.")])
+        with pytest.raises(VectorIndexError) as failed:
+            await index.flush()
+        assert failed.value.pending == 2 and index.pending == 2
+        server = _start_server(tmp_path, port)
+        # As the worker does: retry the commit until the dependency is back.
+        for _ in range(20):
+            try:
+                await index.flush()
+                break
+            except VectorIndexError:
+                await asyncio.sleep(0.5)
+        return index.pending, await index.count_subject("user-1")
+
+    try:
+        pending, count = asyncio.run(scenario())
+    finally:
+        asyncio.run(index.close())
+        _stop(server)
+    assert pending == 0
+    assert count == 2

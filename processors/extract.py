@@ -796,7 +796,9 @@ def _home(clause: Clause) -> list[Finding]:
     places = None if found is None else _places(found["rest"], clause.cased)
     if not places:
         return []
-    text = _say(clause, *(value for _, value in places))
+    where = ", ".join(value for _, value in places)
+    moved = re.search(r"\b(?:moved|relocated)\b", clause.text, _I)
+    text = f"User lives in {where}." if moved else _say(clause, *(value for _, value in places))
     return [Finding(kind, value, text) for kind, value in places]
 
 
@@ -836,6 +838,9 @@ _WORK_AS = re.compile(
 _EMPLOYED = _re(
     rf"^I{_ADVERBS}\s+work\s+(?:full-time\s+|part-time\s+)?(?:at|for)\s+(?P<rest>.+)$",
     rf"^{_AM}\s+(?:working|employed)\s+(?:full-time\s+|part-time\s+)?(?:at|for|by)\s+(?P<rest>.+)$",
+)
+# A change of job: the fact is where the user works from then on, so the text says that.
+_HIRED = _re(
     rf"^I(?:'ll|\s+will|'m|\s+am)?{_ADVERBS}\s+(?:be\s+)?(?:start|starting|started|begin|beginning|"
     r"began)\s+(?:work\s+|working\s+|a\s+new\s+job\s+|my\s+new\s+job\s+)?(?:at|with)\s+(?P<rest>.+)$",
     rf"^I(?:'ve|\s+have)?{_ADVERBS}\s+(?:got\s+(?:a\s+(?:new\s+)?job|hired)\s+(?:at|with|by)|"
@@ -868,6 +873,12 @@ def _employment(org: str | None, title: str | None, text: str, confidence: float
     return found + ([] if title is None else [Finding("job_title", title, text, confidence)])
 
 
+def _works(org: str | None, title: str | None) -> str:
+    """The canonical sentence for a job change ("I start at Stripe on Monday")."""
+    role = "" if title is None else f" as {'an' if title[0] in 'aeiouAEIOU' else 'a'} {title}"
+    return f"User works at {org}{role}." if org else f"User works{role}."
+
+
 def _employer(clause: Clause) -> list[Finding]:
     found = _TITLE_AT.match(clause.text)
     if found is not None:
@@ -881,16 +892,21 @@ def _employer(clause: Clause) -> list[Finding]:
         if title == "student":
             return [] if org is None else [Finding("education", org, _say(clause, org))]
         return _employment(org, title, _say(clause, *([org] if org else [])), DIRECT)
-    found = _WORK_AS.match(clause.text) or _NEW_JOB_AS.match(clause.text)
-    found = found or _TITLE_ONLY.match(clause.text)
+    new_job = _NEW_JOB_AS.match(clause.text)
+    found = _WORK_AS.match(clause.text) or new_job or _TITLE_ONLY.match(clause.text)
     if found is not None:
         title = _job_title(found["title"])
         rest = found.groupdict().get("rest")
         org = None if rest is None else _org(rest, clause.cased)
         if title is None or (rest is not None and org is None):
             return []
-        return _employment(org, title, _say(clause, *([org] if org else [])), DIRECT)
+        text = _works(org, title) if new_job else _say(clause, *([org] if org else []))
+        return _employment(org, title, text, DIRECT)
     found = _match(_EMPLOYED, clause.text)
+    if found is not None:
+        parsed = _org_and_title(found["rest"], clause.cased)
+        return [] if parsed is None else _employment(*parsed, _say(clause, parsed[0]), DIRECT)
+    found = _match(_HIRED, clause.text)
     confidence = DIRECT
     if found is None:
         found = _match(_JOINED, clause.text)
@@ -899,7 +915,7 @@ def _employer(clause: Clause) -> list[Finding]:
     if parsed is None or parsed[0].lower() in _SOCIAL:
         return []
     org, title = parsed
-    return _employment(org, title, _say(clause, org), DIRECT if title else confidence)
+    return _employment(org, title, _works(org, title), DIRECT if title else confidence)
 
 
 _TEAM = re.compile(
@@ -1207,7 +1223,9 @@ def _relationship(clause: Clause) -> list[Finding]:
         status = "widowed"
     elif status.startswith("single"):
         status = "single"
-    return [Finding("relationship_status", status, _say(clause))]
+    changed = re.match(r"^I(?:'ve|\s+have)?\W*\w*\s*(?:got|gotten)\b", clause.text, _I)
+    text = f"User is {status}." if changed else _say(clause)
+    return [Finding("relationship_status", status, text)]
 
 
 _TIMEZONE_LEAD = _re(

@@ -13,8 +13,9 @@ so two mentions of the same period resolve identically ("last year" said in
   after the observation date; "last Monday": the latest one strictly before;
 * today / tonight / this morning, tomorrow, yesterday / last night;
 * last / next week: seven days before / after (a week, not a calendar week);
-* last / next weekend: the Saturday of the previous / next weekend;
-* last / next month, last / next year; "N days|weeks|months|years ago";
+  this week: its Monday;
+* last / this / next weekend: the Saturday of the previous / current / next weekend;
+* last / this / next month or year; "N days|weeks|months|years ago";
 * "in March": in past tense the latest March at or before the observation
   month, in future tense the first March at or after it; "last March" /
   "next March": strictly before / after the observation month;
@@ -268,10 +269,10 @@ def _month_mention(
     return date(year, month, 1), "month", False
 
 
-def _period(rel: str, unit: str, today: date) -> tuple[date, Granularity, bool] | None:
-    step = {"last": -1, "next": 1}.get(rel)
-    if step is None:
-        return None  # "this week" says roughly when, not which day: no date beats a wrong one
+def _period(rel: str, unit: str, today: date) -> tuple[date, Granularity, bool]:
+    if rel == "this":
+        return _this_period(unit, today)
+    step = -1 if rel == "last" else 1
     if unit == "week":
         return today + timedelta(days=7 * step), "week", True
     if unit == "weekend":
@@ -284,6 +285,16 @@ def _period(rel: str, unit: str, today: date) -> tuple[date, Granularity, bool] 
     if unit == "month":
         return _month_start(today, step), "month", True
     return date(today.year + step, 1, 1), "year", True
+
+
+def _this_period(unit: str, today: date) -> tuple[date, Granularity, bool]:
+    if unit == "week":
+        return today - timedelta(days=today.weekday()), "week", True
+    if unit == "weekend":
+        return today + timedelta(days=5 - today.weekday()), "day", True
+    if unit == "month":
+        return today.replace(day=1), "month", True
+    return date(today.year, 1, 1), "year", True
 
 
 def _day_word(word: str, today: date) -> tuple[date, Granularity, bool]:

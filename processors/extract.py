@@ -49,6 +49,9 @@ IMPORTANCE = {
 }
 DEFAULT_IMPORTANCE = 0.5
 MAX_FREE_TEXT_WORDS = 20
+# Bounds on work per turn: a pasted document is not a chat statement about the user.
+MAX_CLAUSES = 200
+MAX_CLAUSE_CHARS = 400
 
 
 class RulesExtractor:
@@ -88,11 +91,16 @@ def extract_candidates(observation: Observation, schema: AttributeSchema) -> lis
         return []
     text = observation.text.replace("\u2019", "'").replace("\u2018", "'")
     candidates: list[CandidateFact] = []
-    for clause in _clauses(text):
+    said: set[tuple[str | None, object, str]] = set()
+    for count, clause in enumerate(_clauses(text)):
+        if count >= MAX_CLAUSES:
+            break
         for finding in _read(clause):
             spec = schema.get(finding.attribute)
-            if finding.attribute is not None and spec is None:
+            key = (finding.attribute, finding.value, finding.text)
+            if (finding.attribute is not None and spec is None) or key in said:
                 continue
+            said.add(key)
             category = spec.category if spec is not None else FREE_TEXT_CATEGORY
             mention = find_date(clause.text, observation.observed_at, tense=clause.tense)
             candidates.append(
@@ -175,7 +183,7 @@ _FUTURE = re.compile(
     re.IGNORECASE,
 )
 _PREPOSITION_BEFORE = re.compile(
-    r"\b(?:since|from|until|by|in|on|for|during|before|after|at)\s+$", re.IGNORECASE
+    r"\b(?:since|from|until|by|in|on|for|during|before|after)\s+$", re.IGNORECASE
 )
 _HEDGE = re.compile(
     r"\b(?:about|around|roughly|almost|nearly|over|approximately|just\s+under)\s+$", re.IGNORECASE
@@ -199,7 +207,7 @@ def _clauses(text: str) -> Iterator[Clause]:
                 carried = clause
                 continue
             clause, carried = _front_time_to_end(f"{carried} {clause}".strip()), ""
-            if clause and not _HYPOTHETICAL.search(clause):
+            if clause and len(clause) <= MAX_CLAUSE_CHARS and not _HYPOTHETICAL.search(clause):
                 yield Clause(clause, cased, _tense(clause), greeting)
 
 
@@ -209,7 +217,8 @@ def _front_time_to_end(clause: str) -> str:
     if found is None:
         return clause
     when = re.sub(r"^just\s+", "", found["when"].lower())
-    return f"{found['rest']} {when}"
+    head, comma, tail = found["rest"].partition(",")
+    return f"{head} {when}{comma}{tail}"
 
 
 def _strip_fillers(text: str) -> str:
@@ -1345,7 +1354,13 @@ _STATE_PROGRESSIVES = _words(
     "feeling doing keeping having getting going wanting thinking hoping wondering dying loving "
     "enjoying missing meaning trying struggling decompressing slogging"
 )
-_TAIL_CUT = re.compile(r",|\s+(?:which|who|where|while|when)\s+", re.IGNORECASE)
+_TAIL_CUT = re.compile(r",|\s+(?:which|who|where)\s+", re.IGNORECASE)
+# "working on for a while": a preposition left without its object (a relative clause's remnant).
+_DANGLING = re.compile(
+    r"\b(?:on|at|in|with|to|for|about|from|of)\s+(?:on|at|in|with|to|for|about|from|of)\b|"
+    r"\b(?:on|at|in|with|to|for|about|from|of)$",
+    re.IGNORECASE,
+)
 _GOT_OBJECTS = _words(
     "a an my our the some new two three four five promoted accepted hired into certified"
 )
@@ -1363,7 +1378,10 @@ def _free_text(clause: Clause) -> list[Finding]:
     found = _EVENT.match(event)
     if found is None or not _event_verb(found["aux"], found["verb"], found["rest"]):
         return []
-    if len(event.split()) > MAX_FREE_TEXT_WORDS or not _plain(found["rest"], limit=None):
+    if len(event.split()) > MAX_FREE_TEXT_WORDS or _DANGLING.search(found["rest"]):
+        return []
+    content = found["rest"].split(maxsplit=1)[-1] if found["verb"] == "been" else found["rest"]
+    if not _plain(content, limit=None):
         return []
     return [Finding(None, None, _third_person(event), FREE_TEXT)]
 

@@ -56,6 +56,10 @@ def test_a_bare_weekday_in_the_past_tense_is_the_previous_one() -> None:
         ("last week", date(2026, 3, 7)),
         ("next week", date(2026, 3, 21)),
         ("last weekend", date(2026, 3, 7)),
+        ("this weekend", date(2026, 3, 14)),
+        ("this week", date(2026, 3, 9)),
+        ("this month", date(2026, 3, 1)),
+        ("this year", date(2026, 1, 1)),
         ("next weekend", date(2026, 3, 21)),
         ("3 days ago", date(2026, 3, 11)),
         ("two weeks ago", date(2026, 2, 28)),
@@ -108,7 +112,7 @@ def test_lower_case_may_is_the_verb_not_the_month() -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["I live in Lisbon.", "I swim on Mondays.", "this week", "I sat in the sun", ""]
+    "text", ["I live in Lisbon.", "I swim on Mondays.", "I sat in the sun", "in a week", ""]
 )
 def test_no_date_is_none(text: str) -> None:
     assert resolve(text, SATURDAY) is None

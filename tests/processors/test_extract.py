@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from processors.extract import RulesExtractor, extract_candidates
+from processors.extract import MAX_CLAUSES, RulesExtractor, extract_candidates
 from processors.model import stable_id
 from processors.ports import Extractor
 from processors.schema import AttributeSchema
@@ -176,6 +176,16 @@ def test_candidate_fields_come_from_the_observation_and_the_schema() -> None:
 def test_extraction_is_deterministic() -> None:
     text = "I'm allergic to peanuts and shellfish. I have a dog named Rex."
     assert extract(text) == extract(text)
+
+
+def test_a_fact_repeated_in_one_turn_is_one_candidate() -> None:
+    assert slots("I live in Lisbon. I live in Lisbon!") == [("home_city", "Lisbon")]
+
+
+def test_a_pasted_wall_of_text_is_bounded() -> None:
+    text = " ".join(f"I have a dog named Rex{n}." for n in range(MAX_CLAUSES + 50))
+    assert len(extract(text)) == MAX_CLAUSES
+    assert extract("I live in " + "Lisbon " * 200) == []
 
 
 def test_the_async_port_wraps_the_pure_core() -> None:

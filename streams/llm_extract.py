@@ -60,8 +60,9 @@ Rules:
   ("User works at Stripe."). Never "I" or "you".
 - attribute: the vocabulary name below when the fact fills exactly that slot,
   otherwise null. Never invent a name.
-- value: the slot's value, short and canonical ("Stripe", "Lisbon", "vegetarian");
-  null when there is no single value.
+- value: the slot's value, short and canonical ("Stripe", "Lisbon", "vegetarian"): one
+  string, number or boolean, never a list. An attribute with several values
+  (languages, allergies) is recorded as one fact per value. null when there is none.
 - category: for a vocabulary attribute, its category; otherwise one lowercase word
   naming the topic (one of the vocabulary's categories when one fits).
 - valid_from: when the fact became or becomes true, as ISO-8601 with a timezone.
@@ -69,6 +70,18 @@ Rules:
   observation time given in the message. null when the message does not say.
 - confidence: how firmly the message states it (plain statement 0.9, hedged 0.5).
 - importance: how useful the fact is for future conversations (0 to 1).
+
+Examples (observation time 2026-03-14T10:00:00+00:00, a Saturday):
+- "I start at Stripe on Monday." -> employer "Stripe", valid_from 2026-03-16,
+  text "User works at Stripe."
+- "We moved to Porto last month, my wife and I." -> home_city "Porto", valid_from
+  2026-02-01, text "User lives in Porto."; and "User is married." (relationship_status).
+- "My sister lives in Paris." -> a fact about the sister only: record nothing unless
+  the message also says something about the user ("User has a sister.").
+- "Should I learn Rust?" / "If I were vegan I'd..." / "Maybe I'll quit." -> nothing.
+- "I speak Portuguese and Spanish." -> two facts, languages "Portuguese" and
+  languages "Spanish".
+- "I'm allergic to peanuts, by the way" -> allergies "peanuts", confidence 0.9.
 """
 
 

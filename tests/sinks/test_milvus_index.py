@@ -454,3 +454,34 @@ def test_a_flush_failing_mid_run_keeps_the_buffer_until_milvus_is_back(tmp_path:
         _stop(server)
     assert pending == 0
     assert count == 2
+
+
+class SlowFirstVersionEmbedder(HashEmbedder):
+    """Takes its time over texts marked "slow", as a big batch would."""
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if any("slow" in t for t in texts):
+            time.sleep(0.5)
+        return super().embed(texts)
+
+
+def test_a_row_replaced_while_it_was_embedded_is_not_written_over_its_successor(
+    milvus_uri: str, prefix: str
+) -> None:
+    sid = f"user-{uuid.uuid4()}"
+
+    async def scenario(index: MilvusIndex) -> tuple[list[str], int]:
+        index.add([row("f1", sid, "slow first version")])
+        first = asyncio.create_task(index.flush())
+        await asyncio.sleep(0.1)
+        index.add([row("f1", sid, "second version")])
+        await index.flush()
+        await first
+        client = MilvusClient(uri=milvus_uri)
+        found = client.query(f"{prefix}_current", filter='fact_id == "f1"', output_fields=["text"])
+        client.close()
+        return [r["text"] for r in found], index.pending
+
+    texts, pending = run(index_of(milvus_uri, prefix, SlowFirstVersionEmbedder()), scenario)
+    assert texts == ["second version"]
+    assert pending == 0

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import math
-import os
 import re
 import shutil
 import socket
@@ -59,17 +58,6 @@ class HashEmbedder:
             norm = math.sqrt(sum(v * v for v in row)) or 1.0
             rows.append([v / norm for v in row])
         return rows
-
-
-@pytest.fixture(scope="session")
-def milvus_uri() -> str:
-    # Until tests/conftest.py provides the stack's fixture.
-    uri = os.environ.get("SLOTWISE_MILVUS_URI", "http://127.0.0.1:19530")
-    try:
-        MilvusClient(uri=uri, timeout=5).close()
-    except Exception as exc:  # any failure means the server is not there
-        pytest.fail(f"Milvus is not reachable at {uri}: {exc}")
-    return uri
 
 
 @pytest.fixture(scope="module")

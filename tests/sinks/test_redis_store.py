@@ -7,7 +7,6 @@ them afterwards; nothing here flushes the shared database.
 from __future__ import annotations
 
 import asyncio
-import os
 import socket
 import time
 import uuid
@@ -27,20 +26,6 @@ pytestmark = pytest.mark.redis
 
 T = TypeVar("T")
 T0 = datetime(2026, 3, 14, 10, 0, tzinfo=UTC)
-
-
-@pytest.fixture(scope="session")
-def redis_url() -> str:
-    # Until tests/conftest.py provides the stack's fixture.
-    url = os.environ.get("SLOTWISE_REDIS_URL", "redis://127.0.0.1:6379/0")
-    client = redis.Redis.from_url(url, socket_connect_timeout=2)
-    try:
-        client.ping()
-    except redis.ConnectionError as exc:
-        pytest.fail(f"Redis is not reachable at {url}: {exc}")
-    finally:
-        client.close()
-    return url
 
 
 @pytest.fixture

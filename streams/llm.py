@@ -33,6 +33,7 @@ from prometheus_client import Counter, Gauge, Histogram
 from streams.settings import Settings
 
 __all__ = [
+    "BreakerState",
     "CircuitBreaker",
     "CircuitOpen",
     "MalformedOutput",
@@ -73,7 +74,7 @@ class ModelNotConfigured(ModelError):
 class ModelUnavailable(ModelError):
     kind = "unavailable"
 
-    def __init__(self, message: str, *, attempts: int = 0, last_failure: str | None = None):
+    def __init__(self, message: str, *, attempts: int = 0, last_failure: str | None = None) -> None:
         super().__init__(message)
         self.attempts = attempts
         self.last_failure = last_failure

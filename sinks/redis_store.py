@@ -10,7 +10,7 @@ Keys of a subject share the hash tag ``{subject}`` (Redis Cluster keeps them on
 one slot, so the script may touch all of them)::
 
     <prefix>:{<subject>}:facts         hash  fact_id → Fact JSON (latest state)
-    <prefix>:{<subject>}:slots         zset  "<slot>\0<fact_id>" of every current fact, score 0
+    <prefix>:{<subject>}:slots         zset  "<slot>\\0<fact_id>" of every current fact, score 0
     <prefix>:{<subject>}:current       hash  fact_id → <slot> of every current fact
     <prefix>:{<subject>}:meta          hash  version, watermark, updated_at
     <prefix>:{<subject>}:applied       hash  event_id → outputs blob stored when it was applied

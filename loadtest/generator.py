@@ -118,11 +118,11 @@ _PHRASING: dict[str, _Phrasing] = {
         "My phone number is {v}.", "My new phone number is {v}.", "User's phone number is {v}."
     ),
     "home_city": _Phrasing("I live in {v}.", "I moved to {v}.", "User lives in {v}."),
-    "home_country": _Phrasing(
-        "My home country is {v}.", "My home country is {v} now.", "User's home country is {v}."
-    ),
+    "home_country": _Phrasing("I live in {v}.", "I moved to {v}.", "User lives in {v}."),
     "employer": _Phrasing("I work at {v}.", "I start at {v} on Monday.", "User works at {v}."),
-    "job_title": _Phrasing("I work as a {v}.", "I work as a {v} now.", "User works as a {v}."),
+    "job_title": _Phrasing(
+        "I work as a {v}.", "I started a new job as a {v}.", "User works as a {v}."
+    ),
     "plan": _Phrasing("I'm on the {v}.", "I switched to the {v}.", "User is on the {v}."),
     "diet": _Phrasing("I'm {v}.", "I'm {v} now.", "User is {v}."),
     "allergies": _Phrasing(
@@ -132,9 +132,7 @@ _PHRASING: dict[str, _Phrasing] = {
     "pets": _Phrasing("I have a {v}.", "I have a {v}.", "User has a {v}."),
     "children_count": _Phrasing("I have {v}.", "I have {v} now.", "User has {v}."),
     "relationship_status": _Phrasing("I'm {v}.", "I'm {v} now.", "User is {v}."),
-    "timezone": _Phrasing(
-        "My timezone is {v}.", "My timezone is {v} now.", "User's timezone is {v}."
-    ),
+    "timezone": _Phrasing("My timezone is {v}.", "My timezone is {v}.", "User's timezone is {v}."),
     "database": _Phrasing(
         "Our main database is {v}.",
         "We switched our database from {old} to {v}.",
@@ -180,7 +178,7 @@ _TAIL: tuple[tuple[str, str, str], ...] = (
     ("I visited {place} in {month}.", "User visited {place} in {month}.", "travel"),
     ("I ran a marathon last year.", "User ran a marathon last year.", "sport"),
     ("I went hiking in {region} last weekend.", "User went hiking in {region}.", "travel"),
-    ("I'm reading {book} at the moment.", "User is reading {book}.", "hobby"),
+    ("I finished reading {book} last week.", "User finished reading {book}.", "hobby"),
     ("I started learning the {instrument}.", "User is learning the {instrument}.", "hobby"),
     ("I baked sourdough bread for the first time.", "User baked sourdough bread.", "hobby"),
     ("I watched {film} twice this month.", "User watched {film} twice.", "hobby"),
@@ -476,7 +474,7 @@ def _fresh(attribute: str, subject: _Subject, rng: random.Random) -> Value:
         local = _ascii(f"{subject.first}.{subject.last}").lower()
         return f"{local}{rng.randrange(100)}@{rng.choice(_DOMAINS)}"
     if attribute == "phone":
-        return f"+1-555-{rng.randrange(10_000):04d}"
+        return f"+1555{rng.randrange(10_000):04d}"  # E.164, as the extractor normalises it
     return rng.choice(_POOLS[attribute])
 
 

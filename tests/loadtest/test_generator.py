@@ -16,6 +16,7 @@ from loadtest.generator import (
     surface,
     tallied,
 )
+from processors.extract import extract_candidates
 from processors.schema import AttributeSchema
 from topics.codec import decode_record, encode_record
 from topics.records import CandidateFact, Observation
@@ -195,3 +196,21 @@ def test_impossible_configurations_are_refused(overrides: dict[str, object]) -> 
 def test_generation_is_lazy() -> None:
     config = WorkloadConfig(subjects=10, count=10**9)
     assert len(list(itertools.islice(generate(config, SCHEMA), 5))) == 5
+
+
+def test_the_rules_extractor_places_every_statement_as_written() -> None:
+    """Observations replay the same slots and valid_from as the candidates they stand for."""
+    checked: set[tuple[str | None, str]] = set()
+    for write in _writes(count=3_000):
+        if (write.attribute, write.statement) in checked:
+            continue
+        checked.add((write.attribute, write.statement))
+        found = extract_candidates(write.observation(), SCHEMA)
+        if write.attribute is None:
+            assert found and all(c.attribute is None for c in found), write.statement
+            continue
+        placed = [c for c in found if c.attribute == write.attribute]
+        assert [(c.value, c.valid_from) for c in placed] == [(write.value, write.valid_from)], (
+            write.statement,
+            found,
+        )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import typer
 
+from streams.cli_read import facts, produce, tail, wait
+from streams.cli_run import demo, worker
 from streams.stack_cli import stack_app, topics_app
 
 __all__ = ["app"]
@@ -15,3 +17,5 @@ app = typer.Typer(
 )
 app.add_typer(stack_app, name="stack")
 app.add_typer(topics_app, name="topics")
+for command in (demo, worker, facts, tail, produce, wait):
+    app.command()(command)

@@ -36,7 +36,7 @@ def dead_letter(
     *,
     key: bytes | None,
     value: bytes | None,
-    headers: list[tuple[str, bytes]] | None,
+    headers: tuple[tuple[str, bytes], ...],
     topic: str,
     partition: int,
     offset: int,
@@ -59,5 +59,5 @@ def dead_letter(
     if value is not None and len(value) > max_value_bytes:
         extra.append((H_TRUNCATED, str(len(value)).encode()))
         value = value[:max_value_bytes]
-    original = [(k, v or b"") for k, v in (headers or []) if not k.startswith("slotwise.")]
+    original = [(k, v) for k, v in headers if not k.startswith("slotwise.")]
     return Outbound(topic="deadletter", key=key, value=value, headers=(*original, *extra))

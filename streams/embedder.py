@@ -129,7 +129,7 @@ class OpenAICompatibleEmbedder:
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         vectors: list[list[float]] = []
         for start in range(0, len(texts), self._batch_size):
-            vectors.extend(self._batch(list(texts[start:start + self._batch_size])))
+            vectors.extend(self._batch(list(texts[start : start + self._batch_size])))
         return vectors
 
     def _batch(self, texts: list[str]) -> list[list[float]]:
@@ -172,8 +172,12 @@ def make_embedder(
             raise EmbedderMisconfigured(f"unknown dimension for {model}; use openai:{model}:<dim>")
         if api_key is None:
             raise EmbedderMisconfigured(f"embedder {settings.embedder!r} needs an API key")
-        return OpenAICompatibleEmbedder(model, api_key=api_key, dimension=dimension,
-                                        base_url=base_url or "https://api.openai.com/v1")
+        return OpenAICompatibleEmbedder(
+            model,
+            api_key=api_key,
+            dimension=dimension,
+            base_url=base_url or "https://api.openai.com/v1",
+        )
     raise EmbedderMisconfigured(
         f"embedder {settings.embedder!r} is not 'minilm', 'openai:<model>' or "
         "'openai:<model>:<dimension>'"

@@ -48,17 +48,28 @@ __all__ = [
 Sleep = Callable[[float], Awaitable[None]]
 Clock = Callable[[], float]
 
-CALLS = Counter("slotwise_llm_calls_total", "Model calls by purpose and final outcome",
-                ["purpose", "outcome"])
-RETRIES = Counter("slotwise_llm_retries_total", "Attempts retried, by the failure that caused it",
-                  ["purpose", "kind"])
-ERRORS = Counter("slotwise_llm_errors_total", "Failed attempts and unusable answers, by kind",
-                 ["purpose", "kind"])
-TOKENS = Counter("slotwise_llm_tokens_total", "Tokens billed, by kind (cache_read is cheap)",
-                 ["purpose", "kind"])
-REQUEST_SECONDS = Histogram("slotwise_llm_request_seconds", "One HTTP attempt, by purpose",
-                            ["purpose"],
-                            buckets=(0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 2, 5, 10, 20, 60))
+CALLS = Counter(
+    "slotwise_llm_calls_total", "Model calls by purpose and final outcome", ["purpose", "outcome"]
+)
+RETRIES = Counter(
+    "slotwise_llm_retries_total",
+    "Attempts retried, by the failure that caused it",
+    ["purpose", "kind"],
+)
+ERRORS = Counter(
+    "slotwise_llm_errors_total",
+    "Failed attempts and unusable answers, by kind",
+    ["purpose", "kind"],
+)
+TOKENS = Counter(
+    "slotwise_llm_tokens_total", "Tokens billed, by kind (cache_read is cheap)", ["purpose", "kind"]
+)
+REQUEST_SECONDS = Histogram(
+    "slotwise_llm_request_seconds",
+    "One HTTP attempt, by purpose",
+    ["purpose"],
+    buckets=(0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 2, 5, 10, 20, 60),
+)
 IN_FLIGHT = Gauge("slotwise_llm_in_flight", "Model requests in flight in this process")
 BREAKER_STATE = Gauge("slotwise_llm_breaker_state", "0 closed, 1 half-open, 2 open")
 
@@ -84,8 +95,10 @@ class CircuitOpen(ModelUnavailable):
     kind = "circuit_open"
 
     def __init__(self, retry_in_s: float) -> None:
-        super().__init__(f"circuit open: provider failing, next probe in {retry_in_s:.1f}s",
-                         last_failure=self.kind)
+        super().__init__(
+            f"circuit open: provider failing, next probe in {retry_in_s:.1f}s",
+            last_failure=self.kind,
+        )
         self.retry_in_s = retry_in_s
 
 
@@ -136,8 +149,9 @@ class CircuitBreaker:
     a rate limit into a flood of review items.
     """
 
-    def __init__(self, failure_threshold: int = 5, cooldown_s: float = 30.0,
-                 clock: Clock = time.monotonic) -> None:
+    def __init__(
+        self, failure_threshold: int = 5, cooldown_s: float = 30.0, clock: Clock = time.monotonic
+    ) -> None:
         self._threshold = failure_threshold
         self._cooldown_s = cooldown_s
         self._clock = clock
@@ -256,8 +270,12 @@ class ModelClient:
             max_retries=0,
         )
         return cls(
-            client, model=settings.llm_model, max_concurrency=settings.llm_max_concurrency,
-            retry=RetryPolicy(max_retries=settings.llm_max_retries), breaker=breaker, sleep=sleep,
+            client,
+            model=settings.llm_model,
+            max_concurrency=settings.llm_max_concurrency,
+            retry=RetryPolicy(max_retries=settings.llm_max_retries),
+            breaker=breaker,
+            sleep=sleep,
         )
 
     @property
@@ -295,7 +313,8 @@ class ModelClient:
                 CALLS.labels(purpose, ModelUnavailable.kind).inc()
                 raise ModelUnavailable(
                     f"no answer after {retries + 1} attempts; last failure: {outcome.kind}",
-                    attempts=retries + 1, last_failure=outcome.kind,
+                    attempts=retries + 1,
+                    last_failure=outcome.kind,
                 )
             RETRIES.labels(purpose, outcome.kind).inc()
             await self._sleep(self._retry.delay(retries, self._rng, outcome.retry_after))
@@ -330,8 +349,11 @@ class ModelClient:
             started = time.perf_counter()
             try:
                 return await self._client.messages.create(
-                    model=self._model, system=request.system, messages=request.messages,
-                    max_tokens=request.max_tokens, tools=request.tools,
+                    model=self._model,
+                    system=request.system,
+                    messages=request.messages,
+                    max_tokens=request.max_tokens,
+                    tools=request.tools,
                     tool_choice=request.tool_choice,
                 )
             finally:
@@ -348,8 +370,9 @@ class ModelClient:
         else:
             self._breaker.succeeded(probe)  # the provider is up; it refused our request
             CALLS.labels(purpose, ModelRejected.kind).inc()
-            raise ModelRejected(f"provider refused the request ({failure.kind})",
-                                status=failure.status or 0)
+            raise ModelRejected(
+                f"provider refused the request ({failure.kind})", status=failure.status or 0
+            )
         return failure
 
     def _malformed(self, purpose: str, detail: str) -> MalformedOutput:
@@ -369,16 +392,20 @@ def _classify_status(exc: anthropic.APIStatusError) -> _Failure:
     status = exc.status_code
     retry_after = _retry_after(exc.response.headers)
     if status == 429:
-        return _Failure("rate_limited", retryable=True, counts_against_provider=False,
-                        retry_after=retry_after)
+        return _Failure(
+            "rate_limited", retryable=True, counts_against_provider=False, retry_after=retry_after
+        )
     if status == 529:
-        return _Failure("overloaded", retryable=True, counts_against_provider=True,
-                        retry_after=retry_after)
+        return _Failure(
+            "overloaded", retryable=True, counts_against_provider=True, retry_after=retry_after
+        )
     if status >= 500:
-        return _Failure("server_error", retryable=True, counts_against_provider=True,
-                        retry_after=retry_after)
-    return _Failure(f"status_{status}", retryable=False, counts_against_provider=False,
-                    status=status)
+        return _Failure(
+            "server_error", retryable=True, counts_against_provider=True, retry_after=retry_after
+        )
+    return _Failure(
+        f"status_{status}", retryable=False, counts_against_provider=False, status=status
+    )
 
 
 def _retry_after(headers: object) -> float | None:
@@ -408,8 +435,11 @@ def _retry_after(headers: object) -> float | None:
 
 def _well_formed(message: object) -> bool:
     """The SDK reads leniently: a body of the wrong shape still becomes a "Message"."""
-    return (isinstance(message, Message) and isinstance(message.content, list)
-            and message.usage is not None)
+    return (
+        isinstance(message, Message)
+        and isinstance(message.content, list)
+        and message.usage is not None
+    )
 
 
 def _count_tokens(purpose: str, message: Message) -> None:

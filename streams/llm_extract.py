@@ -40,8 +40,11 @@ PURPOSE = "extract"
 MAX_FACTS = 20
 MAX_TEXT_CHARS = 1_000
 
-FACT_ITEMS = Counter("slotwise_llm_fact_items_total",
-                     "Items of extraction output, by what validation did with them", ["outcome"])
+FACT_ITEMS = Counter(
+    "slotwise_llm_fact_items_total",
+    "Items of extraction output, by what validation did with them",
+    ["outcome"],
+)
 
 _INSTRUCTIONS = """\
 You maintain the long-term memory of an AI assistant about one person, "the user".
@@ -92,8 +95,7 @@ def system_prompt(schema: AttributeSchema) -> str:
         f"category {spec.category}): {spec.description}"
         for spec in schema
     ]
-    return (f"{_INSTRUCTIONS}\nAttribute vocabulary (version {schema.version}):\n"
-            + "\n".join(lines))
+    return f"{_INSTRUCTIONS}\nAttribute vocabulary (version {schema.version}):\n" + "\n".join(lines)
 
 
 def extraction_tool(schema: AttributeSchema) -> ToolParam:
@@ -109,8 +111,15 @@ def extraction_tool(schema: AttributeSchema) -> ToolParam:
             "confidence": {"type": "number", "minimum": 0, "maximum": 1},
             "importance": {"type": "number", "minimum": 0, "maximum": 1},
         },
-        "required": ["attribute", "value", "text", "category", "valid_from", "confidence",
-                     "importance"],
+        "required": [
+            "attribute",
+            "value",
+            "text",
+            "category",
+            "valid_from",
+            "confidence",
+            "importance",
+        ],
     }
     return {
         "name": TOOL_NAME,
@@ -126,15 +135,19 @@ def extraction_tool(schema: AttributeSchema) -> ToolParam:
 class AnthropicExtractor:
     """The :class:`~processors.ports.Extractor` backed by the model."""
 
-    def __init__(self, client: ModelClient, schema: AttributeSchema, *,
-                 max_tokens: int = 1024) -> None:
+    def __init__(
+        self, client: ModelClient, schema: AttributeSchema, *, max_tokens: int = 1024
+    ) -> None:
         self._client = client
         self._schema = schema
         self._max_tokens = max_tokens
-        self._system: list[TextBlockParam] = [{
-            "type": "text", "text": system_prompt(schema),
-            "cache_control": {"type": "ephemeral"},
-        }]
+        self._system: list[TextBlockParam] = [
+            {
+                "type": "text",
+                "text": system_prompt(schema),
+                "cache_control": {"type": "ephemeral"},
+            }
+        ]
         self._tools = [extraction_tool(schema)]
 
     async def extract(self, observation: Observation) -> list[CandidateFact]:
@@ -143,8 +156,9 @@ class AnthropicExtractor:
         items = await self._facts([{"role": "user", "content": _render(observation)}])
         if len(items) > MAX_FACTS:
             FACT_ITEMS.labels("dropped").inc(len(items) - MAX_FACTS)
-        candidates = (self._candidate(observation, i, item)
-                      for i, item in enumerate(items[:MAX_FACTS]))
+        candidates = (
+            self._candidate(observation, i, item) for i, item in enumerate(items[:MAX_FACTS])
+        )
         return [c for c in candidates if c is not None]
 
     async def _facts(self, messages: list[MessageParam]) -> list[Any]:
@@ -152,8 +166,11 @@ class AnthropicExtractor:
         while True:
             try:
                 reply = await self._client.create(
-                    PURPOSE, system=self._system, messages=messages,
-                    max_tokens=self._max_tokens, tools=self._tools,
+                    PURPOSE,
+                    system=self._system,
+                    messages=messages,
+                    max_tokens=self._max_tokens,
+                    tools=self._tools,
                     tool_choice={"type": "tool", "name": TOOL_NAME},
                 )
                 return self._facts_list(reply)
@@ -202,9 +219,11 @@ class AnthropicExtractor:
 
 def _render(observation: Observation) -> str:
     at = observation.observed_at
-    return (f"Observation time: {at.isoformat()} ({at.strftime('%A')})\n"
-            f"Speaker: {observation.speaker}\n"
-            f"Message:\n{observation.text}")
+    return (
+        f"Observation time: {at.isoformat()} ({at.strftime('%A')})\n"
+        f"Speaker: {observation.speaker}\n"
+        f"Message:\n{observation.text}"
+    )
 
 
 def _facts_list(reply: Message) -> list[Any]:
@@ -218,8 +237,15 @@ def _facts_list(reply: Message) -> list[Any]:
     return facts
 
 
-_Fields = tuple[str | None, str | int | float | bool | None, str, str | None, str | None,
-                float | None, float | None]
+_Fields = tuple[
+    str | None,
+    str | int | float | bool | None,
+    str,
+    str | None,
+    str | None,
+    float | None,
+    float | None,
+]
 
 
 class _Invalid(ValueError):
@@ -231,8 +257,7 @@ def _typed_fields(item: Any) -> _Fields | None:
     if not isinstance(item, dict):
         return None
     text = item.get("text")
-    attribute, category, valid_from = (item.get(k) for k in ("attribute", "category",
-                                                              "valid_from"))
+    attribute, category, valid_from = (item.get(k) for k in ("attribute", "category", "valid_from"))
     value = item.get("value")
     if not isinstance(text, str) or not text.strip() or len(text) > MAX_TEXT_CHARS:
         return None

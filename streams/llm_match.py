@@ -26,8 +26,10 @@ __all__ = ["TOOL_NAME", "AnthropicSlotMatcher"]
 TOOL_NAME = "answer_slot"
 PURPOSE = "slot_match"
 
-REJECTED = Counter("slotwise_slot_answers_rejected_total",
-                   "Slot-match answers that were neither NONE nor a number on the list")
+REJECTED = Counter(
+    "slotwise_slot_answers_rejected_total",
+    "Slot-match answers that were neither NONE nor a number on the list",
+)
 
 _SYSTEM = """\
 You keep an AI assistant's long-term memory about one person, "the user", free of
@@ -50,7 +52,7 @@ _TOOL: ToolParam = {
         "properties": {
             "memory": {
                 "anyOf": [{"type": "integer", "minimum": 1}, {"type": "string", "enum": ["NONE"]}],
-                "description": "A number from the list, or \"NONE\".",
+                "description": 'A number from the list, or "NONE".',
             },
         },
         "required": ["memory"],
@@ -64,9 +66,13 @@ class AnthropicSlotMatcher:
     def __init__(self, client: ModelClient, *, max_tokens: int = 64) -> None:
         self._client = client
         self._max_tokens = max_tokens
-        self._system: list[TextBlockParam] = [{
-            "type": "text", "text": _SYSTEM, "cache_control": {"type": "ephemeral"},
-        }]
+        self._system: list[TextBlockParam] = [
+            {
+                "type": "text",
+                "text": _SYSTEM,
+                "cache_control": {"type": "ephemeral"},
+            }
+        ]
 
     async def match(self, candidate: CandidateFact, neighbours: Sequence[Neighbour]) -> SlotAnswer:
         if not neighbours:
@@ -76,8 +82,12 @@ class AnthropicSlotMatcher:
         ]
         try:
             reply = await self._client.create(
-                PURPOSE, system=self._system, messages=messages, max_tokens=self._max_tokens,
-                tools=[_TOOL], tool_choice={"type": "tool", "name": TOOL_NAME},
+                PURPOSE,
+                system=self._system,
+                messages=messages,
+                max_tokens=self._max_tokens,
+                tools=[_TOOL],
+                tool_choice={"type": "tool", "name": TOOL_NAME},
             )
         except ModelError as exc:
             return SlotAnswer(index=None, error=f"{exc.kind}: {exc}")

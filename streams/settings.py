@@ -27,6 +27,7 @@ class Settings(BaseSettings):
     data_dir: Path = Field(default_factory=default_data_dir)
     redis_prefix: str = "sw"
     milvus_alias: str = "facts_current"
+    milvus_collection_prefix: str = "facts"
 
     # topics
     topic_prefix: str = "slotwise"
@@ -45,7 +46,7 @@ class Settings(BaseSettings):
 
     # matching
     top_k: int = Field(5, ge=1, le=20)
-    vector_floor: float = Field(0.3, ge=-1.0, le=1.0)
+    vector_floor: float = Field(0.15, ge=-1.0, le=1.0)
     review_similarity: float = Field(0.85, ge=0.0, le=1.0)
     milvus_flush_every: int = Field(250, ge=1)
 

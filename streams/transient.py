@@ -5,6 +5,9 @@ from __future__ import annotations
 import redis.exceptions
 from pymilvus.exceptions import MilvusException
 
+from sinks.exceptions import EmbeddingModelMismatch, StoreUnavailable, VectorIndexError
+from streams.llm import ModelUnavailable
+
 __all__ = ["is_transient"]
 
 _TRANSIENT: tuple[type[BaseException], ...] = (
@@ -16,11 +19,19 @@ _TRANSIENT: tuple[type[BaseException], ...] = (
     redis.exceptions.BusyLoadingError,
     redis.exceptions.TryAgainError,
     MilvusException,
+    StoreUnavailable,
+    VectorIndexError,
+    ModelUnavailable,
 )
 
 
 def is_transient(exc: BaseException) -> bool:
-    """True for outages of Redis, Milvus or the network; the caller retries without limit."""
+    """True for outages of Redis, Milvus, the model provider or the network.
+
+    The caller retries without limit, blocking only the affected subject.
+    """
+    if isinstance(exc, EmbeddingModelMismatch):
+        return False
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:

@@ -78,6 +78,8 @@ Timestamp = Annotated[AwareDatetime, Field(strict=False), BeforeValidator(_times
 Unit = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 Metadata = Annotated[dict[str, Any], AfterValidator(_shallow)]
 Scalar = str | int | float | bool
+# JSON has no tuple: accept an array for an immutable sequence.
+Ids = Annotated[tuple[str, ...], Field(strict=False)]
 
 FactStatus = Literal["current", "superseded", "history", "archived"]
 CommandKind = Literal["erase", "watermark"]
@@ -141,7 +143,6 @@ class Command(_Record):
     command: CommandKind
     issued_at: Timestamp
     observation_id: str | None = None
-    fact_ids: tuple[str, ...] = ()
     reason: str | None = None
 
 
@@ -201,7 +202,7 @@ class ReviewItem(_Record):
     kind: Literal["high_stakes", "close_neighbour", "ambiguous", "model_failure"]
     reason: str
     candidate: CandidateFact
-    incumbent_fact_ids: tuple[str, ...] = ()
+    incumbent_fact_ids: Ids = ()
     created_at: Timestamp
 
 

@@ -1,0 +1,371 @@
+"""The worker: a transactional consume → process → produce loop with key-ordered concurrency.
+
+One confluent-kafka consumer (cooperative-sticky, ``read_committed``) feeds a
+:class:`KeyedScheduler`: candidates and commands of one subject run one at a
+time in offset order, different subjects concurrently, observations (stateless
+extraction) fully concurrently. Finished events wait in a per-partition
+:class:`PartitionLedger` until every lower offset is finished; then their
+outputs and the offset after them are committed together in one Kafka
+transaction. A crash anywhere replays from the last committed offset, and the
+write path's stored outputs make the replay re-emit exactly what was lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Callable, Hashable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, Message, TopicPartition
+
+from sinks.kafka_publisher import PublisherFenced, TransactionAborted, TransactionalPublisher
+from streams import clock, metrics
+from streams.consumed import Consumed
+from streams.deadletter import dead_letter
+from streams.health import Health
+from streams.llm import ModelError
+from streams.offsets import PartitionLedger, Release
+from streams.scheduling import KeyedScheduler
+from streams.transient import is_transient
+from streams.write_path import WritePath
+from topics.catalogue import Catalogue
+from topics.codec import decode_record
+from topics.exceptions import RecordError
+from topics.outbound import Outbound
+from topics.records import CandidateFact, Command, Observation, Record
+
+__all__ = ["Worker", "WorkerConfig"]
+
+log = logging.getLogger(__name__)
+
+TP = tuple[str, int]
+_MAX_ATTEMPTS = 5  # for errors that are not transient: then the record is dead-lettered
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerConfig:
+    bootstrap: str
+    group_id: str
+    transactional_id: str
+    max_in_flight: int = 1000
+    commit_interval_s: float = 0.2
+    max_message_bytes: int = 1024 * 1024
+    max_text_bytes: int = 64 * 1024
+    shutdown_timeout_s: float = 30.0
+    consumer_overrides: dict[str, Any] = field(default_factory=dict)
+
+
+class Worker:
+    def __init__(
+        self,
+        config: WorkerConfig,
+        catalogue: Catalogue,
+        write_path: WritePath,
+        *,
+        health: Health,
+    ) -> None:
+        self._config = config
+        self._catalogue = catalogue
+        self._write = write_path
+        self._health = health
+        self._scheduler = KeyedScheduler()
+        self._ledgers: dict[TP, PartitionLedger] = {}
+        self._unpublished: list[tuple[TP, Release]] = []
+        self._commit_lock = asyncio.Lock()
+        self._paused = False
+        self._poll_thread = ThreadPoolExecutor(1, thread_name_prefix="slotwise-poll")
+        self._commit_thread = ThreadPoolExecutor(1, thread_name_prefix="slotwise-commit")
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._consumer = Consumer(
+            {
+                "bootstrap.servers": config.bootstrap,
+                "group.id": config.group_id,
+                "enable.auto.commit": False,
+                "enable.auto.offset.store": False,
+                "auto.offset.reset": "earliest",
+                "isolation.level": "read_committed",
+                "partition.assignment.strategy": "cooperative-sticky",
+                "fetch.max.bytes": 16 * 1024 * 1024,
+                **config.consumer_overrides,
+            }
+        )
+        self._publisher = TransactionalPublisher(
+            config.bootstrap, config.transactional_id, catalogue
+        )
+
+    # ---------------------------------------------------------------- running
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Consume until ``stop`` is set, then drain, commit and close."""
+        self._loop = asyncio.get_running_loop()
+        await self._in_thread(self._commit_thread, self._publisher.init)
+        self._consumer.subscribe(
+            [self._catalogue.observations, self._catalogue.candidates],
+            on_assign=self._on_assign,
+            on_revoke=self._on_revoke,
+            on_lost=self._on_lost,
+        )
+        self._health.started()
+        committer = asyncio.create_task(self._commit_loop(stop), name="slotwise-commit")
+        try:
+            while not stop.is_set() and not committer.done():
+                self._apply_backpressure()
+                messages = await self._in_thread(
+                    self._poll_thread, self._consumer.consume, 500, 0.1
+                )
+                for message in messages:
+                    self._dispatch(message)
+        finally:
+            await self._shutdown(committer)
+
+    async def _shutdown(self, committer: asyncio.Task[None]) -> None:
+        """Stop fetching, drain in-flight events, commit, close; a fenced publisher still closes."""
+        try:
+            self._consumer.pause(self._consumer.assignment())
+            if not await self._scheduler.drain(timeout=self._config.shutdown_timeout_s):
+                log.warning("shutdown: in-flight events did not finish; they will be replayed")
+            committer.cancel()
+            try:
+                await committer
+            except asyncio.CancelledError:
+                pass
+            await self._commit()
+        finally:
+            await self._scheduler.cancel(self._scheduler.keys())
+            await self._in_thread(self._poll_thread, self._consumer.close)
+            await self._in_thread(self._commit_thread, self._publisher.close)
+            self._poll_thread.shutdown()
+            self._commit_thread.shutdown()
+
+    async def _in_thread(self, pool: ThreadPoolExecutor, fn: Callable[..., Any], *args: Any) -> Any:
+        assert self._loop is not None
+        return await self._loop.run_in_executor(pool, fn, *args)
+
+    def _apply_backpressure(self) -> None:
+        pending = self._scheduler.pending
+        if not self._paused and pending >= self._config.max_in_flight:
+            self._consumer.pause(self._consumer.assignment())
+            self._paused = True
+        elif self._paused and pending < self._config.max_in_flight * 0.8:
+            self._consumer.resume(self._consumer.assignment())
+            self._paused = False
+
+    # ------------------------------------------------------------ dispatching
+
+    def _dispatch(self, message: Message) -> None:
+        error = message.error()
+        if error is not None:
+            if error.code() != KafkaError._PARTITION_EOF:
+                log.warning("consumer error: %s", error)
+            return
+        consumed = Consumed.of(message)
+        topic, partition, offset = consumed.topic, consumed.partition, consumed.offset
+        tp = consumed.tp
+        ledger = self._ledgers.setdefault(tp, PartitionLedger())
+        ledger.track(offset)
+        metrics.EVENTS_IN.labels(topic).inc()
+        metrics.IN_FLIGHT.labels(topic, str(partition)).set(ledger.held)
+        try:
+            record = decode_record(
+                consumed.value,
+                key=consumed.key,
+                expect=_EXPECT[topic == self._catalogue.observations],
+                max_message_bytes=self._config.max_message_bytes,
+                max_text_bytes=self._config.max_text_bytes,
+            )
+        except RecordError as exc:
+            ledger.complete(
+                offset, (self._dead_letter(consumed, exc.reason, exc.message, exc.field),)
+            )
+            return
+        key: Hashable = (
+            (topic, partition, "offset", offset)
+            if isinstance(record, Observation)
+            else (topic, partition, record.subject_id)
+        )
+        self._scheduler.submit(key, lambda: self._process(ledger, consumed, record))
+
+    async def _process(self, ledger: PartitionLedger, consumed: Consumed, record: Record) -> None:
+        clock.event_time(consumed.timestamp)
+        outputs = await self._with_retries(consumed, record)
+        if self._ledgers.get(consumed.tp) is ledger:  # not revoked meanwhile
+            ledger.complete(consumed.offset, outputs)
+            metrics.EVENTS_APPLIED.labels(type(record).__name__).inc()
+
+    async def _with_retries(self, message: Consumed, record: Record) -> tuple[Outbound, ...]:
+        attempt, transient_attempt = 0, 0
+        while True:
+            try:
+                outputs = await self._handle(record)
+                self._health.ok("write-path")
+                self._health.ok("model")
+                return outputs
+            except asyncio.CancelledError:
+                raise
+            except ModelError as exc:
+                if not is_transient(exc):
+                    # The model answered, but unusably for this record: park it.
+                    return (self._dead_letter(message, f"model_{exc.kind}", str(exc), None),)
+                transient_attempt += 1
+                self._health.failing("model", f"{type(exc).__name__}: {exc}")
+                await asyncio.sleep(_backoff(transient_attempt))
+            except Exception as exc:
+                if is_transient(exc):
+                    # A dependency is down: block this subject, report, and wait for it.
+                    transient_attempt += 1
+                    self._health.failing("write-path", f"{type(exc).__name__}: {exc}")
+                    metrics.RETRIES.labels(type(record).__name__).inc()
+                    await asyncio.sleep(_backoff(transient_attempt))
+                    continue
+                attempt += 1
+                if attempt >= _MAX_ATTEMPTS:
+                    log.exception("giving up on %s@%s", message.topic, message.offset)
+                    return (self._dead_letter(message, "processing_failed", repr(exc), None),)
+                await asyncio.sleep(_backoff(attempt))
+
+    async def _handle(self, record: Record) -> tuple[Outbound, ...]:
+        if isinstance(record, Observation):
+            return await self._write.on_observation(record)
+        if isinstance(record, CandidateFact):
+            return await self._write.on_candidate(record)
+        if isinstance(record, Command):
+            return await self._write.on_command(record)
+        raise TypeError(f"unexpected record {type(record).__name__}")
+
+    def _dead_letter(
+        self, message: Consumed, reason: str, text: str, field: str | None
+    ) -> Outbound:
+        metrics.DEADLETTERS.labels(reason).inc()
+        return dead_letter(
+            key=message.key,
+            value=message.value,
+            headers=message.headers,
+            topic=message.topic,
+            partition=message.partition,
+            offset=message.offset,
+            reason=reason,
+            message=text,
+            field=field,
+            at=clock.now(),
+            max_value_bytes=self._config.max_message_bytes,
+        )
+
+    # -------------------------------------------------------------- committing
+
+    async def _commit_loop(self, stop: asyncio.Event) -> None:
+        failures = 0
+        while not stop.is_set():
+            await asyncio.sleep(
+                self._config.commit_interval_s if not failures else _backoff(failures)
+            )
+            try:
+                await self._commit()
+                failures = 0
+            except PublisherFenced:
+                raise
+            except Exception as exc:
+                failures += 1
+                log.warning("commit failed (%s); retrying with the same batch", exc)
+
+    async def _commit(self) -> None:
+        async with self._commit_lock:
+            for tp, ledger in self._ledgers.items():
+                release = ledger.release()
+                if release is not None:
+                    self._unpublished.append((tp, release))
+                metrics.IN_FLIGHT.labels(tp[0], str(tp[1])).set(ledger.held)
+            if not self._unpublished:
+                return
+            batch = list(self._unpublished)
+            try:
+                # Vectors first: an offset is never committed before its rows are searchable.
+                await self._write.index.flush()
+                self._health.ok("milvus")
+            except Exception as exc:
+                self._health.failing("milvus", exc)
+                raise
+            messages = [m for _, release in batch for m in release.messages]
+            offsets: dict[TP, int] = {}
+            for tp, release in batch:
+                offsets[tp] = release.next_offset
+            partitions = [TopicPartition(t, p, o) for (t, p), o in offsets.items()]
+            started = time.perf_counter()
+            try:
+                await self._in_thread(
+                    self._commit_thread,
+                    self._publisher.commit,
+                    messages,
+                    partitions,
+                    self._consumer.consumer_group_metadata(),
+                )
+            except TransactionAborted as exc:
+                metrics.COMMIT_FAILURES.labels("aborted").inc()
+                self._health.failing("kafka", exc)
+                raise
+            self._health.ok("kafka")
+            del self._unpublished[: len(batch)]
+            metrics.COMMITS.inc()
+            metrics.LAST_COMMIT.set_to_current_time()
+            metrics.STAGE_SECONDS.labels("commit").observe(time.perf_counter() - started)
+            for (topic, partition), offset in offsets.items():
+                _, high = self._consumer.get_watermark_offsets(
+                    TopicPartition(topic, partition), cached=True
+                )
+                if high >= 0:
+                    metrics.LAG.labels(topic, str(partition)).set(max(0, high - offset))
+
+    # ------------------------------------------------------- rebalance (poll thread)
+
+    def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        for tp in partitions:
+            self._ledgers[(tp.topic, tp.partition)] = PartitionLedger()
+        if self._paused:
+            consumer.pause(partitions)
+
+    def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        self._hand_over(partitions, commit=True)
+
+    def _on_lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        self._hand_over(partitions, commit=False)
+
+    def _hand_over(self, partitions: list[TopicPartition], *, commit: bool) -> None:
+        """Finish what can be finished for departing partitions, commit it, forget the rest."""
+        if self._loop is None or not partitions:
+            return
+        future = asyncio.run_coroutine_threadsafe(
+            self._release_partitions({(tp.topic, tp.partition) for tp in partitions}, commit),
+            self._loop,
+        )
+        try:
+            future.result(timeout=self._config.shutdown_timeout_s + 30)
+        except Exception:
+            log.exception("hand-over of %s failed; the new owner replays it", partitions)
+
+    async def _release_partitions(self, gone: set[TP], commit: bool) -> None:
+        keys = [k for k in self._scheduler.keys() if isinstance(k, tuple) and k[:2] in gone]
+        if commit:
+            await self._scheduler.drain(keys, timeout=self._config.shutdown_timeout_s)
+            try:
+                await self._commit()
+            except Exception:
+                log.exception("commit at revocation failed; the new owner replays it")
+        await self._scheduler.cancel(keys)
+        async with self._commit_lock:
+            self._unpublished = [(tp, r) for tp, r in self._unpublished if tp not in gone]
+            for tp in gone:
+                self._ledgers.pop(tp, None)
+
+
+_EXPECT: dict[bool, tuple[type[Any], ...]] = {
+    True: (Observation,),
+    False: (CandidateFact, Command),
+}
+
+
+def _backoff(attempt: int, base: float = 0.1, cap: float = 5.0) -> float:
+    return random.uniform(0, min(cap, base * 2**attempt))

@@ -1,0 +1,236 @@
+"""Run real worker processes against the real stack, and watch what they committed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+from pydantic import BaseModel
+
+from streams.settings import Settings
+from topics.catalogue import Catalogue
+from topics.codec import encode_record
+
+__all__ = ["Pipeline", "WorkerProcess", "free_port"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class WorkerProcess:
+    """One ``python -m streams worker`` process with its own metrics port and log file."""
+
+    env: dict[str, str]
+    instance: str
+    log_path: Path
+    port: int = field(default_factory=free_port)
+    process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> WorkerProcess:
+        env = {**os.environ, **self.env, "SLOTWISE_METRICS_PORT": str(self.port)}
+        log = self.log_path.open("ab")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "streams", "worker", "--instance", self.instance],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        return self
+
+    def health(self) -> int | None:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=2) as r:
+                return int(r.status)
+        except urllib.error.HTTPError as exc:
+            return int(exc.code)
+        except OSError:
+            return None
+
+    def wait_healthy(self, timeout: float = 90.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self._check_alive()
+            if self.health() == 200:
+                return
+            time.sleep(0.2)
+        raise TimeoutError(f"worker {self.instance} not healthy in {timeout}s:\n{self.log_tail()}")
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(10)
+
+    def terminate(self, timeout: float = 60.0) -> int:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout)
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def _check_alive(self) -> None:
+        if self.process is not None and self.process.poll() is not None:
+            raise RuntimeError(
+                f"worker {self.instance} exited with {self.process.returncode}:\n{self.log_tail()}"
+            )
+
+    def log_tail(self, lines: int = 60) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+
+@dataclass
+class Pipeline:
+    """Fresh topics plus a worker group, a Redis prefix and a Milvus alias of its own."""
+
+    settings: Settings
+    catalogue: Catalogue
+    log_dir: Path
+    extra_env: dict[str, str] = field(default_factory=dict)
+    group_id: str = field(default_factory=lambda: f"g-{uuid.uuid4().hex[:8]}")
+    redis_prefix: str = field(default_factory=lambda: f"t{uuid.uuid4().hex[:8]}")
+    milvus_alias: str = field(default_factory=lambda: f"t{uuid.uuid4().hex[:8]}_current")
+    workers: list[WorkerProcess] = field(default_factory=list)
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {
+            "SLOTWISE_KAFKA_BOOTSTRAP": self.settings.kafka_bootstrap,
+            "SLOTWISE_REDIS_URL": self.settings.redis_url,
+            "SLOTWISE_MILVUS_URI": self.settings.milvus_uri,
+            "SLOTWISE_TOPIC_PREFIX": self.catalogue.prefix,
+            "SLOTWISE_PARTITIONS": str(self.catalogue.partitions),
+            "SLOTWISE_GROUP_ID": self.group_id,
+            "SLOTWISE_REDIS_PREFIX": self.redis_prefix,
+            "SLOTWISE_MILVUS_ALIAS": self.milvus_alias,
+            "SLOTWISE_MILVUS_COLLECTION_PREFIX": self.milvus_alias.removesuffix("_current"),
+            "SLOTWISE_COMMIT_INTERVAL_MS": "100",
+            **self.extra_env,
+        }
+
+    def worker(self, instance: str | None = None) -> WorkerProcess:
+        name = instance or f"w{len(self.workers)}"
+        process = WorkerProcess(self.env, name, self.log_dir / f"{self.group_id}-{name}.log")
+        self.workers.append(process)
+        return process.start()
+
+    def stop_all(self) -> None:
+        for process in self.workers:
+            if process.alive():
+                try:
+                    process.terminate(30)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+
+    def publish(self, topic: str, records: Iterable[BaseModel]) -> dict[int, int]:
+        """Produce keyed by subject; returns, per partition, the offset after the last record."""
+        producer = Producer(
+            {
+                "bootstrap.servers": self.settings.kafka_bootstrap,
+                "enable.idempotence": True,
+                "linger.ms": 5,
+            }
+        )
+        ends: dict[int, int] = {}
+
+        def delivered(err: object, msg: object) -> None:
+            assert err is None, err
+            ends[msg.partition()] = max(ends.get(msg.partition(), 0), msg.offset() + 1)  # type: ignore[attr-defined]
+
+        for record in records:
+            key = record.subject_id.encode()  # type: ignore[attr-defined]
+            producer.produce(topic, value=encode_record(record), key=key, on_delivery=delivered)
+            producer.poll(0)
+        assert producer.flush(60) == 0
+        return ends
+
+    def publish_raw(
+        self, topic: str, items: Sequence[tuple[bytes | None, bytes | None]]
+    ) -> dict[int, int]:
+        producer = Producer(
+            {
+                "bootstrap.servers": self.settings.kafka_bootstrap,
+                "message.max.bytes": 16 * 1024 * 1024,
+            }
+        )
+        ends: dict[int, int] = {}
+
+        def delivered(err: object, msg: object) -> None:
+            assert err is None, err
+            ends[msg.partition()] = max(ends.get(msg.partition(), 0), msg.offset() + 1)  # type: ignore[attr-defined]
+
+        for key, value in items:
+            producer.produce(topic, value=value, key=key, on_delivery=delivered)
+            producer.poll(0)
+        assert producer.flush(60) == 0
+        return ends
+
+    def committed(self, topic: str) -> dict[int, int]:
+        consumer = Consumer(
+            {
+                "bootstrap.servers": self.settings.kafka_bootstrap,
+                "group.id": self.group_id,
+                "enable.auto.commit": False,
+            }
+        )
+        try:
+            tps = [TopicPartition(topic, p) for p in range(self.catalogue.partitions)]
+            return {tp.partition: tp.offset for tp in consumer.committed(tps, timeout=10)}
+        finally:
+            consumer.close()
+
+    def wait_committed(self, topic: str, ends: dict[int, int], timeout: float = 120.0) -> None:
+        """Until the group's committed offsets pass every record published (``ends``)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            committed = self.committed(topic)
+            if all(committed.get(p, -1) >= end for p, end in ends.items()):
+                return
+            if time.monotonic() > deadline:
+                tails = "\n".join(w.log_tail(30) for w in self.workers)
+                raise TimeoutError(f"committed {committed} never reached {ends}:\n{tails}")
+            time.sleep(0.25)
+
+    def read_committed(
+        self, topic: str, idle_s: float = 2.0
+    ) -> list[tuple[bytes | None, bytes | None, list[tuple[str, bytes]]]]:
+        """Every committed message of a topic, from the beginning to the end."""
+        consumer = Consumer(
+            {
+                "bootstrap.servers": self.settings.kafka_bootstrap,
+                "group.id": f"r-{uuid.uuid4().hex}",
+                "enable.auto.commit": False,
+                "isolation.level": "read_committed",
+                "auto.offset.reset": "earliest",
+            }
+        )
+        try:
+            consumer.assign([TopicPartition(topic, p, 0) for p in range(self.catalogue.partitions)])
+            found = []
+            last = time.monotonic()
+            while time.monotonic() - last < idle_s:
+                message = consumer.poll(0.2)
+                if message is None or message.error() is not None:
+                    continue
+                last = time.monotonic()
+                found.append((message.key(), message.value(), message.headers() or []))
+            return found
+        finally:
+            consumer.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import socket
@@ -18,11 +19,12 @@ from pathlib import Path
 from confluent_kafka import Consumer, Producer, TopicPartition
 from pydantic import BaseModel
 
+from sinks.redis_store import RedisStore
 from streams.settings import Settings
 from topics.catalogue import Catalogue
 from topics.codec import encode_record
 
-__all__ = ["Pipeline", "WorkerProcess", "free_port"]
+__all__ = ["Pipeline", "WorkerProcess", "free_port", "store_call"]
 
 
 def free_port() -> int:
@@ -234,3 +236,16 @@ class Pipeline:
             return found
         finally:
             consumer.close()
+
+
+def store_call(pipeline: Pipeline, method: str, *args: object, **kwargs: object) -> object:
+    """Call one RedisStore coroutine against the pipeline's Redis prefix."""
+
+    async def call() -> object:
+        store = RedisStore.from_url(pipeline.settings.redis_url, prefix=pipeline.redis_prefix)
+        try:
+            return await getattr(store, method)(*args, **kwargs)
+        finally:
+            await store.close()
+
+    return asyncio.run(call())

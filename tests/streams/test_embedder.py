@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from importlib.machinery import ModuleSpec
 from typing import Any
 
@@ -16,6 +16,7 @@ from pydantic import SecretStr
 
 from streams.embedder import (
     MINILM_PACKAGE,
+    CachedEmbedder,
     EmbedderMisconfigured,
     EmbedderUnavailable,
     MiniLMEmbedder,
@@ -99,7 +100,9 @@ def test_missing_weights_name_the_install_command(monkeypatch: pytest.MonkeyPatc
 
 
 def test_factory() -> None:
-    assert isinstance(make_embedder(Settings(embedder="minilm")), MiniLMEmbedder)
+    offline = make_embedder(Settings(embedder="minilm"))
+    assert isinstance(offline, CachedEmbedder)
+    assert (offline.model_name, offline.dimension) == (MiniLMEmbedder.model_name, 384)
     api = make_embedder(Settings(embedder="openai:text-embedding-3-small"),
                         api_key=SecretStr("k"))
     assert (api.model_name, api.dimension) == ("text-embedding-3-small", 1536)
@@ -149,3 +152,27 @@ def test_throughput(minilm: MiniLMEmbedder) -> None:
         rate = count / (time.perf_counter() - started)
         print(f"batch {batch:3}: {rate:6.0f} sentences/s")
         assert rate > 5
+
+
+class _Counting:
+    model_name = "counting"
+    dimension = 2
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.seen.extend(texts)
+        return [[float(len(t)), 1.0] for t in texts]
+
+
+def test_the_cache_embeds_each_text_once_and_keeps_order() -> None:
+    inner = _Counting()
+    cached = CachedEmbedder(inner, max_entries=2)
+    assert cached.embed(["aa", "b", "aa"]) == [[2.0, 1.0], [1.0, 1.0], [2.0, 1.0]]
+    assert cached.embed(["b"]) == [[1.0, 1.0]]
+    assert inner.seen == ["aa", "b"]
+    cached.embed(["ccc"])  # evicts the least recently used: "aa"
+    cached.embed(["aa"])
+    assert inner.seen == ["aa", "b", "ccc", "aa"]
+    assert cached.model_name == "counting" and cached.dimension == 2

@@ -8,7 +8,8 @@ help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
 setup:  ## install redis-server (if missing), the package with its test tools, the MiniLM weights
-	command -v redis-server >/dev/null || { apt-get update && apt-get install -y redis-server; }
+	command -v redis-server >/dev/null || { apt-get update && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server; }
 	command -v java >/dev/null || { apt-get update && apt-get install -y openjdk-17-jdk-headless; }
 	command -v mvn >/dev/null || { apt-get update && apt-get install -y maven; }
 	$(PYTHON) -m pip install -e '.[test]'

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import fcntl
+import importlib.util
 import logging
 import os
 import shutil
@@ -61,6 +62,7 @@ _quiet = logging.getLogger("slotwise.stack.probe")
 _quiet.propagate = False
 _quiet.addHandler(logging.NullHandler())
 _JDK = "a JDK 17 or newer (Debian: apt-get install -y openjdk-17-jdk-headless)"
+_MAVEN = "Apache Maven (Debian: apt-get install -y maven)"
 
 
 class StackError(RuntimeError):
@@ -177,6 +179,10 @@ class _Service(ABC):
     @abstractmethod
     def command(self) -> list[str]: ...
 
+    def preflight(self) -> None:
+        """Raise :class:`MissingTool` now, before any service of the stack is started."""
+        self.command()
+
     def prepare(self) -> None:  # noqa: B027 - most services need nothing before starting
         """Work before a start: fetch tools, write config, format storage."""
 
@@ -278,6 +284,11 @@ class _Kafka(_Service):
     def command(self) -> list[str]:
         return [*self._java(), "kafka.Kafka", str(self.properties)]
 
+    def preflight(self) -> None:
+        super().preflight()
+        if not self.lib.is_dir():
+            _require("mvn", _MAVEN)
+
     def prepare(self) -> None:
         if not self.lib.is_dir():
             self._resolve_classpath()
@@ -295,8 +306,7 @@ class _Kafka(_Service):
             self._format(data)
 
     def _resolve_classpath(self) -> None:
-        mvn = _require("mvn", "Apache Maven (Debian: apt-get install -y maven)")
-        _require("java", _JDK)
+        mvn = _require("mvn", _MAVEN)
         staging = self.lib.with_name(f"lib.{os.getpid()}.partial")
         staging.parent.mkdir(parents=True, exist_ok=True)
         shutil.rmtree(staging, ignore_errors=True)
@@ -416,6 +426,12 @@ class _Milvus(_Service):
         finally:
             client.close()
 
+    def preflight(self) -> None:
+        if importlib.util.find_spec("milvus_lite") is None:
+            raise MissingTool(
+                f"milvus-lite is not installed for {sys.executable}: pip install milvus-lite"
+            )
+
     def command(self) -> list[str]:
         return [
             sys.executable,
@@ -464,12 +480,14 @@ class Stack:
     def up(self) -> tuple[ServiceChange, ...]:
         """Start what is not answering, then wait until every service is healthy."""
         with self._locked():
-            started: dict[str, int] = {}
+            # A process of ours, or an open port, is a service (maybe still starting): wait.
+            missing = [
+                s for s in self._services if s.our_pid() is None and not s.address.listening()
+            ]
+            for service in missing:
+                service.preflight()  # all or nothing: a missing program starts no service
             # Kafka last: formatting its storage takes seconds that the others boot in.
-            for service in reversed(self._services):
-                # A process of ours, or an open port, is a service (maybe still starting): wait.
-                if service.our_pid() is None and not service.address.listening():
-                    started[service.name] = service.start()
+            started = {s.name: s.start() for s in reversed(missing)}
             for service in self._services:
                 service.wait_healthy(started.get(service.name, service.our_pid()))
             return tuple(

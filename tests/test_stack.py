@@ -67,9 +67,12 @@ def test_a_missing_program_is_an_error_that_says_what_to_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    stack = Stack(_nothing_listening(tmp_path))
 
     with pytest.raises(MissingTool, match="apt-get install -y"):
-        Stack(_nothing_listening(tmp_path)).up()
+        stack.up()
+
+    assert not any(s.pid or s.healthy for s in stack.status()), "a service started anyway"
 
 
 @pytest.mark.kafka

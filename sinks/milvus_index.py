@@ -41,7 +41,7 @@ from processors.model import VectorRow
 from processors.ports import Embedder
 from sinks.exceptions import EmbeddingModelMismatch, VectorIndexError
 
-__all__ = ["FOREIGN_RESULTS", "MilvusIndex", "collection_name", "model_slug"]
+__all__ = ["FOREIGN_RESULTS", "GRPC_OPTIONS", "MilvusIndex", "collection_name", "model_slug"]
 
 FOREIGN_RESULTS = Counter(
     "slotwise_vector_foreign_results_total",
@@ -58,6 +58,15 @@ _NOT_LOADED = 101  # Milvus's CollectionNotLoaded
 
 T = TypeVar("T")
 
+
+# gRPC servers refuse client keep-alive pings more often than every 5 minutes
+# (and any ping between calls) by default; pymilvus pings every 10 s, which
+# the Milvus Lite server answers with GOAWAY "too_many_pings" and a dropped
+# channel. Ping no more often than a default server allows.
+GRPC_OPTIONS = {
+    "grpc.keepalive_time_ms": 300_000,
+    "grpc.keepalive_permit_without_calls": False,
+}
 
 def model_slug(model_name: str) -> str:
     """``all-MiniLM-L6-v2`` → ``all_minilm_l6_v2``: a valid part of a collection name."""
@@ -230,7 +239,11 @@ class MilvusIndex:
     async def _connected(self) -> MilvusClient:
         if self._client is None:
             self._client = await self._call(
-                MilvusClient, uri=self._uri, token=self._token, timeout=self._timeout_s
+                MilvusClient,
+                uri=self._uri,
+                token=self._token,
+                timeout=self._timeout_s,
+                grpc_options=GRPC_OPTIONS,
             )
         return self._client
 

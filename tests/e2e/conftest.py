@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import re
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import redis
-from pymilvus import MilvusClient
+from pymilvus import MilvusClient, MilvusException
 
+from sinks.milvus_index import GRPC_OPTIONS
 from streams.settings import Settings
 from tests.e2e.harness import Pipeline
 from topics.catalogue import Catalogue
@@ -53,13 +55,19 @@ def _drop(settings: Settings, pipeline: Pipeline) -> None:
             client.delete(key)
     finally:
         client.close()
-    milvus = MilvusClient(uri=settings.milvus_uri)
-    try:
-        prefix = pipeline.milvus_alias.removesuffix("_current")
-        if pipeline.milvus_alias in milvus.list_aliases().get("aliases", []):
-            milvus.drop_alias(pipeline.milvus_alias)
-        for name in milvus.list_collections():
-            if name.startswith(prefix):
-                milvus.drop_collection(name)
-    finally:
-        milvus.close()
+    prefix = pipeline.milvus_alias.removesuffix("_current")
+    for attempt in range(3):
+        milvus = MilvusClient(uri=settings.milvus_uri, grpc_options=GRPC_OPTIONS)
+        try:
+            if pipeline.milvus_alias in milvus.list_aliases().get("aliases", []):
+                milvus.drop_alias(pipeline.milvus_alias)
+            for name in milvus.list_collections():
+                if name.startswith(prefix):
+                    milvus.drop_collection(name)
+            return
+        except MilvusException:
+            if attempt == 2:
+                raise
+            time.sleep(2)
+        finally:
+            milvus.close()

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -14,6 +16,7 @@ import urllib.request
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -23,6 +26,7 @@ from sinks.redis_store import RedisStore
 from streams.settings import Settings
 from topics.catalogue import Catalogue
 from topics.codec import encode_record
+from topics.records import CandidateFact
 
 __all__ = ["Pipeline", "WorkerProcess", "free_port", "store_call"]
 
@@ -249,3 +253,58 @@ def store_call(pipeline: Pipeline, method: str, *args: object, **kwargs: object)
             await store.close()
 
     return asyncio.run(call())
+
+
+def produce_contradictions(
+    bootstrap: str,
+    topic: str,
+    producer_no: int,
+    *,
+    subjects: Sequence[str],
+    attributes: Sequence[str],
+    count: int,
+    seed: int,
+) -> list[tuple[str, str, str, str, int, int]]:
+    """One racing producer: ``count`` contradictory single-valued writes, as fast as it can.
+
+    ``valid_from`` is drawn from a few days of whole hours, so ties are common.
+    Returns ``(candidate_id, subject, attribute, value, partition, offset)`` per write.
+    """
+    rng = random.Random(seed)
+    producer = Producer(
+        {"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 1}
+    )
+    placed: dict[str, tuple[int, int]] = {}
+    failed: list[str] = []
+
+    def delivered(candidate_id: str, err: object, msg: object) -> None:
+        if err is not None:
+            failed.append(str(err))
+        else:
+            placed[candidate_id] = (msg.partition(), msg.offset())  # type: ignore[attr-defined]
+
+    written: list[tuple[str, str, str, str]] = []
+    base = datetime(2026, 1, 1, tzinfo=UTC)
+    for i in range(count):
+        subject = rng.choice(subjects)
+        attribute = rng.choice(attributes)
+        value = f"{attribute}-p{producer_no}-{i}"
+        candidate = CandidateFact(
+            candidate_id=str(uuid.uuid4()),
+            subject_id=subject,
+            attribute=attribute,
+            value=value,
+            text=f"User's {attribute} is {value}.",
+            observed_at=base + timedelta(hours=rng.randrange(72)),
+            confidence=0.9,
+        )
+        producer.produce(
+            topic,
+            key=subject.encode(),
+            value=encode_record(candidate),
+            on_delivery=functools.partial(delivered, candidate.candidate_id),
+        )
+        producer.poll(0)
+        written.append((candidate.candidate_id, subject, attribute, value))
+    assert producer.flush(60) == 0 and not failed, failed[:3]
+    return [(c, s, a, v, *placed[c]) for c, s, a, v in written]

@@ -68,13 +68,12 @@ def print_summary(title: str, figures: Sequence[Figure], console: Console | None
 
 def environment() -> dict[str, Any]:
     """The machine and client versions a result was measured with."""
-    client, _ = confluent_kafka.version()
     librdkafka, _ = confluent_kafka.libversion()
     return {
         "cpus": os.cpu_count(),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
-        "confluent_kafka": client,
+        "confluent_kafka": confluent_kafka.version(),
         "librdkafka": librdkafka,
     }
 

@@ -63,8 +63,11 @@ class WorkloadConfig:
     """What to generate. Rates are fractions of all writes.
 
     The remainder after the named rates is first mentions of schematized
-    attributes; once a subject has mentioned every single-valued attribute,
-    a first mention becomes a re-mention.
+    attributes; once a subject has mentioned every single-valued attribute it
+    says something else instead, in the proportions of the repeat, multi-add
+    and free-text rates. A contradiction rolled for a subject with nothing to
+    contradict yet is owed, and paid by that subject's or another's next write,
+    so the contradiction rate holds over the run.
     """
 
     subjects: int = 200
@@ -264,7 +267,6 @@ class Write:
 class _Held:
     value: Value
     valid_from: datetime
-    seq: int
 
 
 @dataclass(slots=True)
@@ -389,7 +391,7 @@ class _Turn:
             write = self.plain(kind, spec, value)
         held = self.subject.single.get(spec.name)
         if held is None or write.valid_from >= held.valid_from:
-            self.subject.single[spec.name] = _Held(value, write.valid_from, self.seq)
+            self.subject.single[spec.name] = _Held(value, write.valid_from)
         return write
 
 
@@ -492,7 +494,7 @@ class Tally:
     current: dict[Slot, Value] = field(default_factory=dict)
     stated: dict[Slot, set[Value]] = field(default_factory=dict)
     members: dict[Slot, set[Value]] = field(default_factory=dict)
-    _held: dict[Slot, tuple[datetime, int]] = field(default_factory=dict)
+    _since: dict[Slot, datetime] = field(default_factory=dict)
 
     def record(self, write: Write, schema: AttributeSchema) -> None:
         self.writes += 1
@@ -506,9 +508,9 @@ class Tally:
             self.members.setdefault(slot, set()).add(write.value)
             return
         self.stated.setdefault(slot, set()).add(write.value)
-        held = self._held.get(slot)
-        if held is None or write.valid_from >= held[0]:
-            self._held[slot] = (write.valid_from, write.seq)
+        since = self._since.get(slot)
+        if since is None or write.valid_from >= since:  # a tie goes to the later write
+            self._since[slot] = write.valid_from
             self.current[slot] = write.value
 
     def mix(self) -> dict[str, float]:

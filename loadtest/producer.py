@@ -3,9 +3,11 @@
 The producer is idempotent (a retried batch is not duplicated) with a short
 linger and lz4, as every slotwise producer is. A target rate is held by a
 token bucket whose waits are spent inside ``Producer.poll``, so delivery
-reports keep flowing while it paces; the bucket holds one token by default,
-so a producer that fell behind does not burst to catch up (the achieved rate
-is reported, not assumed).
+reports keep flowing while it paces. The bucket holds two tokens by default:
+a wake-up that comes late is made good on the next record (one token would
+drift slow by every oversleep), while a producer that fell far behind sends
+at most two records back to back rather than bursting to catch up. The
+achieved rate is reported, not assumed.
 
 Each record's produce time (epoch seconds, also set as the Kafka message
 timestamp) is kept by id, for end-to-end latency measured downstream.
@@ -63,7 +65,7 @@ class TokenBucket:
         self,
         rate: float,
         *,
-        burst: float = 1.0,
+        burst: float = 2.0,
         clock: Callable[[], float] = time.monotonic,
         wait: Callable[[float], object] = time.sleep,
     ) -> None:
@@ -73,7 +75,7 @@ class TokenBucket:
         self._burst = burst
         self._clock = clock
         self._wait = wait
-        self._tokens = burst
+        self._tokens = 1.0  # the first record goes at once, the rest at the rate
         self._last = clock()
 
     def take(self) -> None:
@@ -133,7 +135,7 @@ def publish(
     *,
     rate: float | None,
     total: int | None = None,
-    burst: float = 1.0,
+    burst: float = 2.0,
     track: bool = True,
     progress: bool = True,
     flush_timeout_s: float = 60.0,

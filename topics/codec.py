@@ -110,7 +110,7 @@ def decode_record(
     try:
         record = model.model_validate(body)
     except ValidationError as exc:
-        raise _typed(exc) from None
+        raise _typed(model, exc) from None
     text = getattr(record, "text", None)
     if isinstance(text, str) and len(text.encode()) > max_text_bytes:
         raise TextTooLong(
@@ -122,9 +122,9 @@ def decode_record(
     return record  # type: ignore[return-value]
 
 
-def _typed(exc: ValidationError) -> RecordError:
+def _typed(model: type[BaseModel], exc: ValidationError) -> RecordError:
     first = exc.errors(include_url=False)[0]
-    field = ".".join(str(p) for p in first["loc"]) or None
+    field = _field(model, first["loc"])
     problem = f"{field}: {first['msg']}"
     kind = first["type"]
     if kind == "missing":
@@ -134,3 +134,22 @@ def _typed(exc: ValidationError) -> RecordError:
     if kind in _NAIVE:
         return NaiveTimestamp(f"{field}: timestamp must carry a timezone", field=field)
     return WrongType(problem, field=field)
+
+
+def _field(model: type[BaseModel], loc: tuple[int | str, ...]) -> str | None:
+    """The error's location up to its last part that names a field of a record.
+
+    Pydantic appends the union member that failed ("value.str" for a scalar
+    union), which is no field a producer could look up.
+    """
+    path: list[str] = []
+    current: Any = model
+    for part in loc:
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            break
+        fields = {info.alias or name: info for name, info in current.model_fields.items()}
+        if part not in fields:
+            break
+        path.append(str(part))
+        current = fields[str(part)].annotation
+    return ".".join(path) or None

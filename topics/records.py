@@ -37,6 +37,11 @@ __all__ = [
 
 MAX_ID_LENGTH = 256
 MAX_METADATA_DEPTH = 8
+# The vector index keeps a category in 256 bytes: 64 characters of up to 4 bytes each.
+MAX_CATEGORY_LENGTH = 64
+# Far inside datetime's years 1..9999, so date arithmetic on a timestamp ("next week",
+# "last month") cannot overflow; no real observation lies outside.
+MIN_YEAR, MAX_YEAR = 1000, 9000
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -52,6 +57,16 @@ def _timestamp_string(value: object) -> object:
     # Unix numbers are ambiguous about their unit; the contract says ISO-8601.
     if isinstance(value, int | float) and not isinstance(value, bool):
         raise PydanticCustomError("timestamp_type", "must be an ISO-8601 string with a timezone")
+    return value
+
+
+def _plausible(value: datetime) -> datetime:
+    if not MIN_YEAR <= value.year <= MAX_YEAR:
+        raise PydanticCustomError(
+            "timestamp_range",
+            "year must be between {low} and {high}",
+            {"low": MIN_YEAR, "high": MAX_YEAR},
+        )
     return value
 
 
@@ -74,7 +89,13 @@ def _shallow(value: dict[str, Any]) -> dict[str, Any]:
 Identifier = Annotated[
     str, Field(min_length=1, max_length=MAX_ID_LENGTH), AfterValidator(_identifier)
 ]
-Timestamp = Annotated[AwareDatetime, Field(strict=False), BeforeValidator(_timestamp_string)]
+Timestamp = Annotated[
+    AwareDatetime,
+    Field(strict=False),
+    BeforeValidator(_timestamp_string),
+    AfterValidator(_plausible),
+]
+Category = Annotated[str, Field(max_length=MAX_CATEGORY_LENGTH)]
 Unit = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 Metadata = Annotated[dict[str, Any], AfterValidator(_shallow)]
 Scalar = str | int | float | bool
@@ -117,7 +138,7 @@ class CandidateFact(_Record):
     attribute: str | None = None
     value: Scalar | None = None
     text: str
-    category: str | None = None
+    category: Category | None = None
     observed_at: Timestamp
     valid_from: Timestamp | None = None
     source: str = "chat"

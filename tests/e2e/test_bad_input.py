@@ -2,8 +2,9 @@
 reason or processed harmlessly, the partition keeps moving, and no other subject changes.
 
 The corpus (``corpus/hostile.jsonl``) holds one hostile record a line: its topic, its key,
-its raw value and the outcome it must have. Values that JSON cannot hold travel as hex
-(``value_hex``); the 10 MiB turn and the nesting bomb are generated from a compact spec.
+its raw value and the outcome it must have. A value travels as a JSON object
+(``value_json``), as text (``value_text``), as hex when it is not UTF-8 (``value_hex``),
+as a tombstone, or, for the 10 MiB turn and the nesting bomb, as a compact ``generate`` spec.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -21,14 +22,13 @@ import orjson
 import pytest
 import redis
 from confluent_kafka import Producer
-from confluent_kafka.admin import (
+from confluent_kafka.admin import (  # type: ignore[attr-defined]  # exported, undeclared
     AdminClient,
     AlterConfigOpType,
     ConfigEntry,
     ConfigResource,
     ResourceType,
 )
-from pydantic import BaseModel
 
 from loadtest.fake_anthropic import FakeAnthropic, Reply, ToolUse, default_responder
 from streams.deadletter import (
@@ -42,16 +42,26 @@ from streams.deadletter import (
 from tests.e2e.harness import Pipeline, store_call
 from tests.e2e.test_write_path import _with_model
 from topics.codec import decode_record, encode_record
+from topics.exceptions import RecordError
 from topics.outbound import StoredOutputs
-from topics.records import CandidateFact, Fact, Observation, ReviewItem, SupersessionEvent
+from topics.records import (
+    CandidateFact,
+    Command,
+    Fact,
+    Observation,
+    Record,
+    ReviewItem,
+    SupersessionEvent,
+)
 
 pytestmark = [pytest.mark.kafka, pytest.mark.redis, pytest.mark.milvus]
 
 CORPUS = Path(__file__).parent / "corpus" / "hostile.jsonl"
 WORKER_LIMIT = 1024 * 1024  # Settings.max_message_bytes
-TOPIC_LIMIT = 16 * 1024 * 1024  # raised for the test so the broker accepts the 10 MiB turn
+TOPIC_LIMIT = 16 * 1024 * 1024  # raised for the test so that the broker takes the 10 MiB turn
 AT = datetime(2026, 3, 14, 10, 0, tzinfo=UTC)
-# Each good record adds one language: all distinct, all known to the rules extractor.
+SEEDED = ("ana", "bo", "trent")
+# Each good record adds one language: all distinct, all read by the rules extractor.
 LANGUAGES = (
     "English Spanish French German Italian Dutch Swedish Norwegian Danish Finnish Icelandic "
     "Polish Czech Slovak Hungarian Romanian Bulgarian Greek Turkish Russian Ukrainian Serbian "
@@ -62,6 +72,7 @@ LANGUAGES = (
 ).split()
 
 Topic = Literal["observations", "candidates"]
+Letter = tuple[bytes | None, bytes | None, list[tuple[str, bytes]]]
 
 
 # ---------------------------------------------------------------------------- the corpus
@@ -80,11 +91,16 @@ class Hostile:
     field: str | None
 
     @property
+    def body(self) -> dict[str, Any]:
+        """The JSON body of a harmless record (harmless records are all valid)."""
+        body = orjson.loads(self.value or b"")
+        assert isinstance(body, dict)
+        return body
+
+    @property
     def subject(self) -> str:
-        """The subject a harmless record may write to: its body's."""
-        subject = orjson.loads(self.value or b"{}").get("subject_id")
-        assert isinstance(subject, str), f"{self.name}: a harmless record names its subject"
-        return subject
+        """The subject a harmless record may write to: its own."""
+        return str(self.body["subject_id"])
 
 
 def load_corpus(path: Path = CORPUS) -> list[Hostile]:
@@ -135,8 +151,7 @@ def _generated(spec: dict[str, Any]) -> bytes:
     }
     if spec["kind"] == "padded_observation":
         # A text of "a" that brings the whole value to exactly ``bytes``.
-        empty = orjson.dumps(body)
-        body["text"] = "a" * (spec["bytes"] - len(empty))
+        body["text"] = "a" * (spec["bytes"] - len(orjson.dumps(body)))
         value = orjson.dumps(body)
         assert len(value) == spec["bytes"]
         return value
@@ -147,11 +162,10 @@ def _generated(spec: dict[str, Any]) -> bytes:
     raise ValueError(f"unknown generator {spec['kind']!r}")
 
 
-def test_the_corpus_covers_every_kind_of_hostile_input() -> None:
+def test_the_corpus_holds_every_kind_of_hostile_input() -> None:
     corpus = load_corpus()
     assert len(corpus) >= 30
-    reasons = {r.reason for r in corpus if r.expect == "deadletter"}
-    assert reasons >= {
+    assert {r.reason for r in corpus if r.expect == "deadletter"} >= {
         "invalid_json",
         "invalid_utf8",
         "message_too_large",
@@ -163,8 +177,28 @@ def test_the_corpus_covers_every_kind_of_hostile_input() -> None:
         "naive_timestamp",
         "key_mismatch",
     }
-    sizes = {r.name: len(r.value or b"") for r in corpus}
-    assert sizes["ten-megabytes"] == 10 * 1024 * 1024
+    assert len(_named(corpus, "ten-megabytes").value or b"") == 10 * 1024 * 1024
+
+
+@pytest.mark.parametrize("hostile", load_corpus(), ids=lambda h: h.name)
+def test_the_codec_gives_each_hostile_record_its_outcome(hostile: Hostile) -> None:
+    """Decoded as the worker decodes a consumed message: its key as it came, or None."""
+    accepted = (Observation,) if hostile.topic == "observations" else (CandidateFact, Command)
+    try:
+        decode_record(hostile.value, key=hostile.key, expect=accepted)
+    except RecordError as exc:
+        assert ("deadletter", exc.reason, exc.field) == (
+            hostile.expect,
+            hostile.reason,
+            hostile.field,
+        ), exc.message
+    else:
+        assert hostile.expect == "harmless", f"accepted; expected {hostile.reason}"
+
+
+def _named(corpus: Sequence[Hostile], name: str) -> Hostile:
+    (found,) = [h for h in corpus if h.name == name]
+    return found
 
 
 # ------------------------------------------------------------------------ the test's log
@@ -199,32 +233,25 @@ class _Log:
         self.ends[(topic, position[0])] = position[1] + 1
         return position
 
-    def record(self, topic: Topic, record: BaseModel) -> tuple[int, int]:
-        return self.send(topic, record.subject_id.encode(), encode_record(record))  # type: ignore[attr-defined]
+    def record(self, topic: Topic, record: Observation | CandidateFact) -> tuple[int, int]:
+        return self.send(topic, record.subject_id.encode(), encode_record(record))
 
     def wait_committed(self, timeout: float = 180.0) -> None:
+        """Until the worker group's commits pass every record this log published."""
         for topic in ("observations", "candidates"):
             ends = {p: end for (t, p), end in self.ends.items() if t == topic}
             if ends:
-                self._pipeline.wait_committed(
-                    getattr(self._pipeline.catalogue, topic), ends, timeout
-                )
+                name = getattr(self._pipeline.catalogue, topic)
+                self._pipeline.wait_committed(name, ends, timeout)
 
 
 def _allow_large_messages(pipeline: Pipeline, topic: str) -> None:
-    """The broker's default (~1 MB) would refuse the 10 MiB turn before the worker saw it."""
+    """The broker's default (~1 MB) would refuse the 10 MiB turn before a worker saw it."""
     admin = AdminClient({"bootstrap.servers": pipeline.settings.kafka_bootstrap})
-    resource = ConfigResource(
-        ResourceType.TOPIC,
-        topic,
-        incremental_configs=[
-            ConfigEntry(
-                "max.message.bytes",
-                str(TOPIC_LIMIT),
-                incremental_operation=AlterConfigOpType.SET,
-            )
-        ],
+    entry = ConfigEntry(
+        "max.message.bytes", str(TOPIC_LIMIT), incremental_operation=AlterConfigOpType.SET
     )
+    resource = ConfigResource(ResourceType.TOPIC, topic, incremental_configs=[entry])
     for future in admin.incremental_alter_configs([resource]).values():
         future.result(30)
 
@@ -243,14 +270,9 @@ def _candidate(subject: str, text: str, **fields: Any) -> CandidateFact:
     )
 
 
-def _observation(subject: str, text: str) -> Observation:
-    return Observation(
-        observation_id=str(uuid.uuid4()), subject_id=subject, text=text, observed_at=AT
-    )
-
-
 def _seed(subject: str) -> list[CandidateFact]:
-    facts = {
+    """A few known facts: schema slots and one free-text fact (for the vector path)."""
+    slots = {
         "ana": [("home_city", "Lisbon"), ("employer", "Datadog"), ("languages", "Portuguese")],
         "bo": [("home_city", "Porto"), ("email", "bo@example.com")],
         "trent": [("diet", "vegetarian"), ("employer", "Acme")],
@@ -258,7 +280,7 @@ def _seed(subject: str) -> list[CandidateFact]:
     }[subject]
     seeded = [
         _candidate(subject, f"User's {attribute} is {value}.", attribute=attribute, value=value)
-        for attribute, value in facts
+        for attribute, value in slots
     ]
     return [*seeded, _candidate(subject, "User visited Lisbon in March.", category="event")]
 
@@ -270,9 +292,9 @@ def _facts(pipeline: Pipeline, subject: str) -> dict[str, bytes]:
     return {f.fact_id: encode_record(f) for f in facts}
 
 
-def _decision(pipeline: Pipeline, subject: str, candidate_id: str) -> StoredOutputs | None:
+def _decision(pipeline: Pipeline, subject: str, candidate_id: str) -> str | None:
     blob = store_call(pipeline, "applied", subject, candidate_id)
-    return None if blob is None else StoredOutputs.decode(blob)  # type: ignore[arg-type]
+    return None if not isinstance(blob, bytes) else StoredOutputs.decode(blob).decision
 
 
 def _subjects_in_redis(pipeline: Pipeline) -> set[str]:
@@ -281,9 +303,9 @@ def _subjects_in_redis(pipeline: Pipeline) -> set[str]:
     tag = re.compile(rb"^" + re.escape(pipeline.redis_prefix.encode()) + rb":\{([^}]*)\}:")
     try:
         found = set()
-        for key in client.scan_iter(match=f"{pipeline.redis_prefix}:*", count=1000):
-            matched = tag.match(key)
-            assert matched is not None, f"a key outside the layout: {key!r}"
+        for name in client.scan_iter(match=f"{pipeline.redis_prefix}:*", count=1000):
+            matched = tag.match(name)
+            assert matched is not None, f"a key outside the layout: {name!r}"
             found.add(unquote(matched.group(1).decode()))
         return found
     finally:
@@ -296,178 +318,203 @@ def _header(headers: Sequence[tuple[str, bytes]], name: str) -> str | None:
     return values[0] if values else None
 
 
-def _events(pipeline: Pipeline) -> list[SupersessionEvent]:
-    events = []
-    for _, value, _ in pipeline.read_committed(pipeline.catalogue.supersessions):
-        event = decode_record(value, expect=(SupersessionEvent,))
-        assert isinstance(event, SupersessionEvent)
-        events.append(event)
-    return events
-
-
-def _reviews(pipeline: Pipeline) -> list[ReviewItem]:
+def _records(pipeline: Pipeline, topic: str, kind: type[Record]) -> list[Any]:
     found = []
-    for _, value, _ in pipeline.read_committed(pipeline.catalogue.review):
-        item = decode_record(value, expect=(ReviewItem,))
-        assert isinstance(item, ReviewItem)
-        found.append(item)
+    for _, value, _ in pipeline.read_committed(topic):
+        record = decode_record(value, expect=(kind,))
+        assert isinstance(record, kind)
+        found.append(record)
     return found
 
 
-# ------------------------------------------------------------------------------- the tests
-
-
-@dataclass
-class _Good:
-    """The good records published after hostile ones, and what each must have changed."""
-
-    languages: Iterator[str]
-    observations: list[Observation]
-    candidates: list[CandidateFact]
-
-    def next_record(self, topic: Topic, subject: str) -> Observation | CandidateFact:
-        language = next(self.languages)
-        if topic == "observations":
-            observation = _observation(subject, f"I speak {language}.")
-            self.observations.append(observation)
-            return observation
-        candidate = _candidate(
-            subject, f"User speaks {language}.", attribute="languages", value=language
-        )
-        self.candidates.append(candidate)
-        return candidate
-
-    def languages_of(self, subject: str) -> set[str]:
-        said = [o.text for o in self.observations if o.subject_id == subject]
-        said += [c.text for c in self.candidates if c.subject_id == subject]
-        return {text.split()[-1].rstrip(".") for text in said}
-
-
-@pytest.mark.slow
-def test_every_hostile_record_is_dead_lettered_or_harmless_and_the_partition_keeps_moving(
-    pipeline: Pipeline,
-) -> None:
-    corpus = load_corpus()
-    seeded = ("ana", "bo", "trent")
-    _allow_large_messages(pipeline, pipeline.catalogue.observations)
-    pipeline.worker().wait_healthy()
-    log = _Log(pipeline)
-
-    # 1. Known facts for subjects that cover every partition.
-    partition_of: dict[str, int] = {}
-    for subject in seeded:
-        for candidate in _seed(subject):
-            partition_of[subject] = log.record("candidates", candidate)[0]
-    owner = {p: s for s, p in partition_of.items()}
-    assert set(owner) == set(range(pipeline.catalogue.partitions)), partition_of
-    log.wait_committed()
-    before = {s: _facts(pipeline, s) for s in seeded}
-    assert all(len(before[s]) == len(_seed(s)) for s in seeded), before
-
-    # 2. The corpus, each record followed on its partition by a good record.
-    good = _Good(iter(LANGUAGES), [], [])
-    position: dict[str, tuple[int, int]] = {}
-    for hostile in corpus:
-        position[hostile.name] = partition, _ = log.send(hostile.topic, hostile.key, hostile.value)
-        key = (hostile.key or b"").decode("utf-8", "replace")
-        subject = key if key in partition_of else owner[partition]
-        log.record(hostile.topic, good.next_record(hostile.topic, subject))
-    stripe = _candidate("ana", "User works at Stripe.", attribute="employer", value="Stripe")
-    log.record("candidates", stripe)
-
-    # 3. The partitions kept moving: every offset published is committed.
-    log.wait_committed()
-    harmless = [h for h in corpus if h.expect == "harmless"]
-    turns = [(o.subject_id, o.observation_id) for o in good.observations] + [
-        (h.subject, orjson.loads(h.value or b"")["observation_id"])
-        for h in harmless
-        if h.topic == "observations"
-    ]
-    for subject, observation_id in turns:
-        assert store_call(pipeline, "wait_for_observation", subject, observation_id, 60.0), (
-            f"observation {observation_id} of {subject!r} was never applied"
-        )
-    for candidate in good.candidates:
-        stored = _decision(pipeline, candidate.subject_id, candidate.candidate_id)
-        assert stored is not None and stored.decision == "ADD", candidate
-
-    # 4. Each dead letter: the right record, once, with its reason, field and source.
-    letters: dict[tuple[str, int, int], list[tuple[bytes | None, bytes | None, Any]]] = {}
+def _letters(pipeline: Pipeline) -> dict[tuple[str, int, int], list[Letter]]:
+    """The dead letters, by the topic, partition and offset they came from."""
+    letters: dict[tuple[str, int, int], list[Letter]] = {}
     for key, value, headers in pipeline.read_committed(pipeline.catalogue.deadletter):
         source = (
             _header(headers, H_SOURCE_TOPIC) or "",
             int(_header(headers, H_SOURCE_PARTITION) or -1),
             int(_header(headers, H_SOURCE_OFFSET) or -1),
         )
-        letters.setdefault(source, []).append((key, value, headers))
+        letters.setdefault(source, []).append((key, value, list(headers)))
+    return letters
+
+
+def _letter_problems(hostile: Hostile, found: Sequence[Letter]) -> list[str]:
+    """What is wrong with the dead letters of one hostile record (nothing: [])."""
+    if hostile.expect == "harmless":
+        reasons = [_header(headers, H_ERROR_REASON) for _, _, headers in found]
+        return [f"{hostile.name}: dead-lettered {reasons}, expected harmless"] if found else []
+    if len(found) != 1:
+        return [f"{hostile.name}: {len(found)} dead letters, expected 1"]
+    ((key, value, headers),) = found
     problems = []
-    expected_sources = set()
-    for hostile in corpus:
-        partition, offset = position[hostile.name]
-        source = (getattr(pipeline.catalogue, hostile.topic), partition, offset)
-        found = letters.get(source, [])
-        if hostile.expect == "harmless":
-            if found:
-                reason = _header(found[0][2], H_ERROR_REASON)
-                problems.append(f"{hostile.name}: dead-lettered ({reason}), expected harmless")
-            continue
-        expected_sources.add(source)
-        if len(found) != 1:
-            problems.append(f"{hostile.name}: {len(found)} dead letters, expected 1")
-            continue
-        ((key, value, headers),) = found
-        got = (_header(headers, H_ERROR_REASON), _header(headers, H_ERROR_FIELD))
-        if got != (hostile.reason, hostile.field):
-            problems.append(
-                f"{hostile.name}: reason/field {got}, expected {(hostile.reason, hostile.field)}"
+    got = (_header(headers, H_ERROR_REASON), _header(headers, H_ERROR_FIELD))
+    if got != (hostile.reason, hostile.field):
+        problems.append(f"{hostile.name}: {got}, expected {(hostile.reason, hostile.field)}")
+    if key != hostile.key:
+        problems.append(f"{hostile.name}: key {key!r}, expected {hostile.key!r}")
+    original = hostile.value
+    if original is None or len(original) <= WORKER_LIMIT:
+        if value != original or _header(headers, H_TRUNCATED) is not None:
+            problems.append(f"{hostile.name}: the dead letter lost the original value")
+    else:
+        cut = value is not None and 0 < len(value) <= WORKER_LIMIT and original.startswith(value)
+        if not cut or _header(headers, H_TRUNCATED) != str(len(original)):
+            problems.append(f"{hostile.name}: the oversized value is not cut and marked")
+    return problems
+
+
+# ------------------------------------------------------------------------- the corpus run
+
+
+@dataclass
+class _Run:
+    """The seeded subjects, the corpus and the good records published between its records."""
+
+    pipeline: Pipeline
+    log: _Log
+    partition_of: dict[str, int] = field(default_factory=dict)
+    before: dict[str, dict[str, bytes]] = field(default_factory=dict)
+    position: dict[str, tuple[int, int]] = field(default_factory=dict)
+    turns: list[Observation] = field(default_factory=list)
+    writes: list[CandidateFact] = field(default_factory=list)
+    languages: Iterator[str] = field(default_factory=lambda: iter(LANGUAGES))
+
+    def seed(self) -> None:
+        for subject in SEEDED:
+            for candidate in _seed(subject):
+                self.partition_of[subject] = self.log.record("candidates", candidate)[0]
+        self.log.wait_committed()
+        self.before = {s: _facts(self.pipeline, s) for s in SEEDED}
+        assert all(len(self.before[s]) == len(_seed(s)) for s in SEEDED), self.before
+
+    def publish(self, corpus: Sequence[Hostile]) -> None:
+        """Each hostile record, then a good record of a seeded subject on its partition."""
+        owner = {p: s for s, p in self.partition_of.items()}
+        assert set(owner) == set(range(self.pipeline.catalogue.partitions)), owner
+        for hostile in corpus:
+            partition, offset = self.log.send(hostile.topic, hostile.key, hostile.value)
+            self.position[hostile.name] = (partition, offset)
+            said = (hostile.key or b"").decode("utf-8", "replace")
+            self.good(hostile.topic, said if said in self.partition_of else owner[partition])
+
+    def good(self, topic: Topic, subject: str) -> None:
+        language = next(self.languages)
+        if topic == "observations":
+            turn = Observation(
+                observation_id=str(uuid.uuid4()),
+                subject_id=subject,
+                text=f"I speak {language}.",
+                observed_at=AT,
             )
-        if key != hostile.key:
-            problems.append(f"{hostile.name}: key {key!r}, expected {hostile.key!r}")
-        original = hostile.value
-        if original is not None and len(original) > WORKER_LIMIT:
-            if value != original[:WORKER_LIMIT] or _header(headers, H_TRUNCATED) != str(
-                len(original)
-            ):
-                problems.append(f"{hostile.name}: the oversized value is not cut to the limit")
-        elif value != original:
-            problems.append(f"{hostile.name}: the dead letter does not carry the original value")
-    strays = set(letters) - expected_sources
-    problems += [f"an unexpected dead letter from {s}: {letters[s][0][2]}" for s in strays]
+            self.turns.append(turn)
+            self.log.record(topic, turn)
+        else:
+            write = _candidate(
+                subject, f"User speaks {language}.", attribute="languages", value=language
+            )
+            self.writes.append(write)
+            self.log.record(topic, write)
+
+    def languages_of(self, subject: str) -> set[str]:
+        said = [t.text for t in self.turns if t.subject_id == subject]
+        said += [w.text for w in self.writes if w.subject_id == subject]
+        return {text.split()[-1].rstrip(".") for text in said}
+
+    def wait_applied(self, harmless: Sequence[Hostile]) -> None:
+        """Committed past the end, and every observation's candidates applied."""
+        self.log.wait_committed()
+        turns = [(t.subject_id, t.observation_id) for t in self.turns]
+        turns += [(h.subject, h.body["observation_id"]) for h in harmless]
+        for subject, observation_id in turns:
+            applied = store_call(
+                self.pipeline, "wait_for_observation", subject, observation_id, 60.0
+            )
+            assert applied, f"observation {observation_id} of {subject!r} was never applied"
+
+    def dead_letter_problems(self, corpus: Sequence[Hostile]) -> list[str]:
+        letters = _letters(self.pipeline)
+        problems = []
+        for hostile in corpus:
+            topic = getattr(self.pipeline.catalogue, hostile.topic)
+            source = (topic, *self.position[hostile.name])
+            problems += _letter_problems(hostile, letters.pop(source, []))
+        problems += [f"a dead letter of a good record: {s} {v[0][2]}" for s, v in letters.items()]
+        return problems
+
+
+def test_every_hostile_record_is_dead_lettered_or_harmless_and_the_partition_keeps_moving(
+    pipeline: Pipeline,
+) -> None:
+    corpus = load_corpus()
+    harmless = [h for h in corpus if h.expect == "harmless"]
+    _allow_large_messages(pipeline, pipeline.catalogue.observations)
+    pipeline.worker().wait_healthy()
+    run = _Run(pipeline, _Log(pipeline))
+    run.seed()
+    run.publish(corpus)
+    stripe = _candidate("ana", "User works at Stripe.", attribute="employer", value="Stripe")
+    run.log.record("candidates", stripe)
+
+    # The partitions kept moving: every offset is committed, every good record applied.
+    run.wait_applied([h for h in harmless if h.topic == "observations"])
+    for write in [*run.writes, stripe]:
+        assert _decision(pipeline, write.subject_id, write.candidate_id) in {"ADD", "SUPERSEDE"}
+
+    # Each hostile record: dead-lettered once with its reason, field, source, key and value.
+    problems = run.dead_letter_problems(corpus)
     assert not problems, "\n".join(problems)
 
-    # 5. The seeded subjects changed only as the good records said.
-    for subject in seeded:
+    # The seeded subjects changed only as the good records said, byte for byte.
+    for subject in SEEDED:
         after = _facts(pipeline, subject)
-        new = {fid: raw for fid, raw in after.items() if fid not in before[subject]}
-        changed = [fid for fid, raw in before[subject].items() if after.get(fid) != raw]
-        added = {Fact.model_validate_json(raw) for raw in new.values()}
-        added_languages = {f.value for f in added if f.attribute == "languages"}
-        assert added_languages == good.languages_of(subject), subject
+        changed = [fid for fid, raw in run.before[subject].items() if after[fid] != raw]
+        added = [
+            Fact.model_validate_json(v) for k, v in after.items() if k not in run.before[subject]
+        ]
+        languages = {f.value for f in added if f.attribute == "languages"}
+        assert languages == run.languages_of(subject), subject
         if subject == "ana":
             (datadog,) = changed
             retired = Fact.model_validate_json(after[datadog])
-            assert retired.value == "Datadog" and retired.status == "superseded"
-            assert {f.value for f in added} == {*good.languages_of("ana"), "Stripe"}
+            assert (retired.value, retired.status) == ("Datadog", "superseded")
+            assert {f.value for f in added} == {*languages, "Stripe"}
         else:
             assert changed == [], f"{subject}'s facts {changed} changed"
-            assert all(f.attribute == "languages" for f in added), added
-    assert [(e.subject_id, e.old_value, e.new_value) for e in _events(pipeline)] == [
+            assert {f.attribute for f in added} == {"languages"}
+    events = _records(pipeline, pipeline.catalogue.supersessions, SupersessionEvent)
+    assert [(e.subject_id, e.old_value, e.new_value) for e in events] == [
         ("ana", "Datadog", "Stripe")
     ]
-    assert not [r for r in _reviews(pipeline) if r.subject_id in seeded]
+    reviews = _records(pipeline, pipeline.catalogue.review, ReviewItem)
+    assert [r for r in reviews if r.subject_id in SEEDED] == []
 
-    # 6. Nothing of any other subject: only seeded subjects and harmless bodies own keys.
-    assert _subjects_in_redis(pipeline) <= {*seeded, *(h.subject for h in harmless)}
+    # Nothing of any other subject: only the seeded and the harmless bodies' subjects own keys.
+    assert _subjects_in_redis(pipeline) <= {*SEEDED, *(h.subject for h in harmless)}
 
 
-def _injection() -> Hostile:
-    (turn,) = [h for h in load_corpus() if h.name == "prompt-injection-turn"]
-    return turn
+def test_an_oversized_record_is_dead_lettered_and_the_worker_keeps_committing(
+    pipeline: Pipeline,
+) -> None:
+    """The smallest case of the 10 MiB turn: its dead letter must fit the dead-letter topic."""
+    oversized = _named(load_corpus(), "ten-megabytes")
+    _allow_large_messages(pipeline, pipeline.catalogue.observations)
+    pipeline.worker().wait_healthy()
+    log = _Log(pipeline)
+    position = log.send("observations", oversized.key, oversized.value)
+    write = _candidate("ana", "User speaks Basque.", attribute="languages", value="Basque")
+    log.record("candidates", write)
+
+    log.wait_committed(timeout=60)
+    assert _decision(pipeline, "ana", write.candidate_id) == "ADD"
+    found = _letters(pipeline).get((pipeline.catalogue.observations, *position), [])
+    assert _letter_problems(oversized, found) == []
 
 
 def _obeying_model(request: dict[str, Any]) -> Reply:
-    """A model that does what the injection asks: facts for ana, slots outside the vocabulary,
-    and a slot answer that points at another subject's memory."""
+    """A model that does what the injection asks: facts for ana and bo, slots outside the
+    vocabulary, and a slot answer naming another subject's memory."""
     forced = (request.get("tool_choice") or {}).get("name")
     asked = orjson.dumps(request.get("messages")).decode()
     if forced == "record_facts" and "Ignore previous instructions" in asked:
@@ -479,8 +526,8 @@ def _obeying_model(request: dict[str, Any]) -> Reply:
                      "value": "Evil Corp", "text": "User ana works at Evil Corp."},
                     {**fact, "attribute": "superseded_by", "value": "*",
                      "text": "Every memory of every user is superseded."},
-                    {**fact, "attribute": "all_subjects", "value": "delete",
-                     "text": "User wants bo deleted.", "subject_id": "bo"},
+                    {**fact, "subject_id": "bo", "attribute": "all_subjects",
+                     "value": "delete", "text": "User wants bo deleted."},
                 ]
             }
         )  # fmt: skip
@@ -492,33 +539,35 @@ def _obeying_model(request: dict[str, Any]) -> Reply:
 def test_a_prompt_injection_obeyed_by_the_model_touches_no_other_subject(
     pipeline: Pipeline,
 ) -> None:
+    victims = ("ana", "bo")
+    turn = _named(load_corpus(), "prompt-injection-turn")
+    assert turn.key == b"mallory"
     with FakeAnthropic(responder=_obeying_model) as model:
         _with_model(pipeline, model)
         pipeline.worker().wait_healthy()
-        victims = ("ana", "bo")
         seeds = [c for s in (*victims, "mallory") for c in _seed(s)]
         ends = pipeline.publish(pipeline.catalogue.candidates, seeds)
         pipeline.wait_committed(pipeline.catalogue.candidates, ends)
         before = {s: _facts(pipeline, s) for s in victims}
 
-        turn = _injection()
-        assert turn.key == b"mallory"
         pipeline.publish_raw(pipeline.catalogue.observations, [(turn.key, turn.value)])
-        observation_id = orjson.loads(turn.value or b"")["observation_id"]
+        observation_id = turn.body["observation_id"]
         assert store_call(pipeline, "wait_for_observation", "mallory", observation_id, 60.0)
-        asked = [r for r in model.requests if "Ignore previous instructions" in r.user_text]
-        assert asked, "the injection never reached the model"
+        assert [r for r in model.requests if "Ignore previous instructions" in r.user_text]
+        assert [r for r in model.requests if r.forced_tool == "answer_slot"]
 
     for subject in victims:
         assert _facts(pipeline, subject) == before[subject], f"{subject}'s facts changed"
     mallory = [Fact.model_validate_json(raw) for raw in _facts(pipeline, "mallory").values()]
     assert {f.subject_id for f in mallory} == {"mallory"}
     written = {f.text: f for f in mallory if f.observation_id == observation_id}
-    # The model's subject_id is ignored: what it said lands on the turn's own subject.
+    # The model's subject_id is ignored: what it said is about the turn's own subject.
     assert written["User ana works at Evil Corp."].attribute == "employer"
-    # Slots outside the vocabulary are demoted to free text, never keyed.
+    # Slots outside the vocabulary become free text, never a key the exact join acts on.
     assert written["Every memory of every user is superseded."].attribute is None
     assert written["User wants bo deleted."].attribute is None
-    assert all(f.status == "current" for f in mallory), "nothing of mallory was retired"
-    assert [e for e in _events(pipeline) if e.subject_id in victims] == []
+    # The slot answer naming another subject's memory was rejected: nothing retired.
+    assert all(f.status == "current" for f in mallory)
+    events = _records(pipeline, pipeline.catalogue.supersessions, SupersessionEvent)
+    assert events == []
     assert _subjects_in_redis(pipeline) == {*victims, "mallory"}

@@ -236,7 +236,7 @@ class _Log:
     def record(self, topic: Topic, record: Observation | CandidateFact) -> tuple[int, int]:
         return self.send(topic, record.subject_id.encode(), encode_record(record))
 
-    def wait_committed(self, timeout: float = 180.0) -> None:
+    def wait_committed(self, timeout: float = 60.0) -> None:
         """Until the worker group's commits pass every record this log published."""
         for topic in ("observations", "candidates"):
             ends = {p: end for (t, p), end in self.ends.items() if t == topic}
@@ -506,7 +506,7 @@ def test_an_oversized_record_is_dead_lettered_and_the_worker_keeps_committing(
     write = _candidate("ana", "User speaks Basque.", attribute="languages", value="Basque")
     log.record("candidates", write)
 
-    log.wait_committed(timeout=60)
+    log.wait_committed(timeout=30)
     assert _decision(pipeline, "ana", write.candidate_id) == "ADD"
     found = _letters(pipeline).get((pipeline.catalogue.observations, *position), [])
     assert _letter_problems(oversized, found) == []

@@ -26,7 +26,7 @@ from streams.worker import Worker, WorkerConfig
 from streams.write_path import WritePath
 from topics.catalogue import Catalogue
 
-__all__ = ["Services", "catalogue_of", "open_services", "run_worker", "transactional_id"]
+__all__ = ["Services", "catalogue_of", "open_services", "replica_name", "run_worker"]
 
 log = logging.getLogger(__name__)
 
@@ -43,11 +43,14 @@ def catalogue_of(settings: Settings) -> Catalogue:
     return Catalogue(prefix=settings.topic_prefix, partitions=settings.partitions)
 
 
-def transactional_id(settings: Settings, instance: str | None = None) -> str:
-    """Stable across restarts of one instance, so a restart fences its own unfinished transaction
-    at once instead of leaving read_committed readers waiting for its timeout."""
-    if settings.transactional_id:
-        return settings.transactional_id
+def replica_name(settings: Settings, instance: str | None = None) -> str:
+    """Stable across restarts of one replica (a StatefulSet pod name, the host name).
+
+    It names the replica's Kafka transactional id, so a restart fences its own
+    unfinished transaction at once instead of leaving read_committed readers
+    waiting for its timeout, and its static group membership, so a restart
+    takes its partitions back without a rebalance.
+    """
     return f"{settings.group_id}-{instance or socket.gethostname()}"
 
 
@@ -101,7 +104,11 @@ async def run_worker(
             config = WorkerConfig(
                 bootstrap=settings.kafka_bootstrap,
                 group_id=settings.group_id,
-                transactional_id=transactional_id(settings, instance),
+                transactional_id=settings.transactional_id or replica_name(settings, instance),
+                group_instance_id=(
+                    replica_name(settings, instance) if settings.static_membership else None
+                ),
+                session_timeout_ms=settings.session_timeout_ms,
                 max_in_flight=settings.max_in_flight,
                 commit_interval_s=settings.commit_interval_ms / 1000,
                 max_message_bytes=settings.max_message_bytes,

@@ -37,6 +37,8 @@ class Settings(BaseSettings):
     # worker
     group_id: str = "slotwise-worker"
     transactional_id: str | None = None
+    static_membership: bool = True
+    session_timeout_ms: int = Field(15_000, ge=1_000)
     max_in_flight: int = Field(1000, ge=1)
     commit_interval_ms: int = Field(200, ge=10)
     max_message_bytes: int = 1024 * 1024

@@ -57,6 +57,8 @@ class WorkerConfig:
     max_message_bytes: int = 1024 * 1024
     max_text_bytes: int = 64 * 1024
     shutdown_timeout_s: float = 30.0
+    group_instance_id: str | None = None
+    session_timeout_ms: int = 15_000
     consumer_overrides: dict[str, Any] = field(default_factory=dict)
 
 
@@ -85,6 +87,14 @@ class Worker:
             {
                 "bootstrap.servers": config.bootstrap,
                 "group.id": config.group_id,
+                "session.timeout.ms": config.session_timeout_ms,
+                # A static member restarted under the same name takes its partitions
+                # back at once, instead of the group waiting for the dead session.
+                **(
+                    {"group.instance.id": config.group_instance_id}
+                    if config.group_instance_id
+                    else {}
+                ),
                 "enable.auto.commit": False,
                 "enable.auto.offset.store": False,
                 "auto.offset.reset": "earliest",

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 import time
 import urllib.request
-from collections.abc import Iterator
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,10 @@ from pymilvus import MilvusClient, MilvusException
 from sinks.milvus_index import GRPC_OPTIONS
 from streams.settings import Settings
 from tests.e2e.harness import Pipeline
+from topics.admin import delete_topics, ensure_topics
 from topics.catalogue import Catalogue
+
+TEST_PARTITIONS = 3
 
 _FOREIGN = re.compile(rb"^slotwise_vector_foreign_results_total(?:\{[^}]*\})? ([0-9.e+]+)$", re.M)
 
@@ -31,21 +35,44 @@ def foreign_hits(pipeline: Pipeline) -> float:
     return total
 
 
+PipelineFactory = Callable[[], Pipeline]
+
+
 @pytest.fixture
-def pipeline(stack: Settings, catalogue: Catalogue, tmp_path: Path) -> Iterator[Pipeline]:
-    """Fresh topics, a worker group, a Redis prefix and Milvus collections of one test.
+def pipeline_factory(
+    stack: Settings, kafka_bootstrap: str, tmp_path: Path
+) -> Iterator[PipelineFactory]:
+    """``pipeline_factory() -> Pipeline``: fresh topics, a worker group, a Redis prefix
+    and Milvus collections of their own, so two runs of one input can be compared.
 
     After the test: every Milvus search of the workers returned only the
-    searched subject's rows; the workers stop; their Redis keys and Milvus
+    searched subject's rows; the workers stop; topics, Redis keys and Milvus
     collections are removed.
     """
-    made = Pipeline(stack, catalogue, tmp_path)
-    yield made
+    made: list[Pipeline] = []
+
+    def make() -> Pipeline:
+        catalogue = Catalogue(prefix=f"t{uuid.uuid4().hex[:8]}", partitions=TEST_PARTITIONS)
+        ensure_topics(kafka_bootstrap, catalogue)
+        pipeline = Pipeline(stack, catalogue, tmp_path)
+        made.append(pipeline)
+        return pipeline
+
+    yield make
     try:
-        assert foreign_hits(made) == 0, "a vector search returned another subject's rows"
+        for pipeline in made:
+            assert foreign_hits(pipeline) == 0, "a vector search returned another subject's rows"
     finally:
-        made.stop_all()
-        _drop(stack, made)
+        for pipeline in made:
+            pipeline.stop_all()
+            _drop(stack, pipeline)
+            delete_topics(kafka_bootstrap, [spec.name for spec in pipeline.catalogue.specs()])
+
+
+@pytest.fixture
+def pipeline(pipeline_factory: PipelineFactory) -> Pipeline:
+    """One pipeline (see ``pipeline_factory``)."""
+    return pipeline_factory()
 
 
 def _drop(settings: Settings, pipeline: Pipeline) -> None:

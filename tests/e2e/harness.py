@@ -145,8 +145,14 @@ class Pipeline:
                 except subprocess.TimeoutExpired:
                     process.kill()
 
-    def publish(self, topic: str, records: Iterable[BaseModel]) -> dict[int, int]:
-        """Produce keyed by subject; returns, per partition, the offset after the last record."""
+    def publish(
+        self, topic: str, records: Iterable[BaseModel], *, base_timestamp_ms: int | None = None
+    ) -> dict[int, int]:
+        """Produce keyed by subject; returns, per partition, the offset after the last record.
+
+        With ``base_timestamp_ms`` the i-th record carries that Kafka timestamp plus i, so
+        two runs of the same input see the same event times.
+        """
         producer = Producer(
             {
                 "bootstrap.servers": self.settings.kafka_bootstrap,
@@ -160,9 +166,12 @@ class Pipeline:
             assert err is None, err
             ends[msg.partition()] = max(ends.get(msg.partition(), 0), msg.offset() + 1)  # type: ignore[attr-defined]
 
-        for record in records:
+        for i, record in enumerate(records):
             key = record.subject_id.encode()  # type: ignore[attr-defined]
-            producer.produce(topic, value=encode_record(record), key=key, on_delivery=delivered)
+            stamp = {} if base_timestamp_ms is None else {"timestamp": base_timestamp_ms + i}
+            producer.produce(
+                topic, value=encode_record(record), key=key, on_delivery=delivered, **stamp
+            )
             producer.poll(0)
         assert producer.flush(60) == 0
         return ends

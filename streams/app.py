@@ -26,7 +26,7 @@ from streams.worker import Worker, WorkerConfig
 from streams.write_path import WritePath
 from topics.catalogue import Catalogue
 
-__all__ = ["Services", "catalogue_of", "open_services", "replica_name", "run_worker"]
+__all__ = ["Services", "open_services", "replica_name", "run_worker"]
 
 log = logging.getLogger(__name__)
 
@@ -38,9 +38,6 @@ class Services:
     index: MilvusIndex
     write_path: WritePath
 
-
-def catalogue_of(settings: Settings) -> Catalogue:
-    return Catalogue(prefix=settings.topic_prefix, partitions=settings.partitions)
 
 
 def replica_name(settings: Settings, instance: str | None = None) -> str:
@@ -88,7 +85,7 @@ async def open_services(settings: Settings, stack: AsyncExitStack) -> Services:
         embedding_model=embedder.model_name,
     )
     write_path = WritePath(extractor, cascade, store, index, clock.now)
-    return Services(catalogue_of(settings), store, index, write_path)
+    return Services(settings.catalogue(), store, index, write_path)
 
 
 async def run_worker(

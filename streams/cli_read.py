@@ -18,7 +18,6 @@ from rich.table import Table
 
 from sinks.kafka_publisher import idempotent_producer
 from sinks.redis_store import RedisStore
-from streams.app import catalogue_of
 from streams.settings import Settings
 from topics.codec import decode_record, encode_record
 from topics.exceptions import RecordError
@@ -107,7 +106,7 @@ def tail(
 ) -> None:
     """Print the messages of a topic as they are committed (read_committed)."""
     settings = Settings()
-    name = getattr(catalogue_of(settings), topic.value)
+    name = getattr(settings.catalogue(), topic.value)
     for _key, value in _committed(settings, name, from_beginning, max_messages, timeout):
         if as_json or topic is not Tailable.supersessions:
             sys.stdout.write((value or b"null").decode("utf-8", "replace") + "\n")
@@ -165,7 +164,7 @@ def produce(
     Every line is validated first; nothing is sent if any line is invalid.
     """
     settings = Settings()
-    catalogue = catalogue_of(settings)
+    catalogue = settings.catalogue()
     batch: list[tuple[str, str, bytes]] = []
     errors = 0
     for number, line in enumerate(path.read_bytes().splitlines(), start=1):

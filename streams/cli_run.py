@@ -17,7 +17,6 @@ from rich.table import Table
 
 from sinks.kafka_publisher import idempotent_producer
 from sinks.redis_store import RedisStore
-from streams.app import catalogue_of, run_worker
 from streams.cli_read import facts_table
 from streams.consumed import Consumed
 from streams.demo import observations
@@ -50,6 +49,8 @@ def worker(
     )
     settings = Settings()
 
+    from streams.app import run_worker  # noqa: PLC0415 - the model SDKs load only for workers
+
     async def main() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -76,14 +77,16 @@ def demo(
     except StackError as exc:
         _err.print(f"[red]stack up failed:[/] {exc}")
         raise typer.Exit(1) from None
-    catalogue = catalogue_of(settings)
+    catalogue = settings.catalogue()
     ensure_topics(settings.kafka_bootstrap, catalogue, settings.replication_factor)
     subject = f"demo-ana-{uuid.uuid4().hex[:6]}"
     asyncio.run(_demo(settings, subject, timeout))
 
 
 async def _demo(settings: Settings, subject: str, timeout: float) -> None:
-    catalogue = catalogue_of(settings)
+    from streams.app import run_worker  # noqa: PLC0415 - the model SDKs load only for workers
+
+    catalogue = settings.catalogue()
     turns = observations(subject)
     stop = asyncio.Event()
     running = asyncio.create_task(
@@ -164,7 +167,7 @@ def _subject_messages(settings: Settings, topic: str, subject: str) -> list[byte
 def _candidates_of(settings: Settings, subject: str) -> dict[str, list[CandidateFact]]:
     """The candidates extracted per observation, read back from the candidates topic."""
     by_observation: dict[str, list[CandidateFact]] = {}
-    for _, value in _read_partition(settings, catalogue_of(settings).candidates, subject):
+    for _, value in _read_partition(settings, settings.catalogue().candidates, subject):
         record = decode_record(value, expect=(CandidateFact, Command))
         if isinstance(record, CandidateFact) and record.observation_id:
             by_observation.setdefault(record.observation_id, []).append(record)

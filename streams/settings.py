@@ -8,6 +8,8 @@ from pathlib import Path
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from topics.catalogue import Catalogue
+
 __all__ = ["Settings", "default_data_dir"]
 
 
@@ -65,3 +67,6 @@ class Settings(BaseSettings):
     def offline(self) -> bool:
         """No API key: the rules extractor and the NONE-answering slot matcher run."""
         return self.anthropic_api_key is None
+
+    def catalogue(self) -> Catalogue:
+        return Catalogue(prefix=self.topic_prefix, partitions=self.partitions)

@@ -67,6 +67,16 @@ class WorkerProcess:
         except OSError:
             return None
 
+    def events_in(self) -> float:
+        """Records this process consumed, from its Prometheus metrics."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=5) as r:
+            text = r.read().decode()
+        return sum(
+            float(line.rsplit(" ", 1)[1])
+            for line in text.splitlines()
+            if line.startswith("slotwise_events_in_total{")
+        )
+
     def wait_healthy(self, timeout: float = 90.0) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -1,0 +1,136 @@
+"""Sentences and clauses, and the ones no rule may read.
+
+A turn is split into sentences, then into clauses at conjunctions that start a
+new first-person statement. Fillers ("oh, and btw") are stripped, a leading
+time phrase is moved to the end so rules can anchor on "I", and questions,
+conditionals, hypotheticals and plans are dropped. Negations are left for the
+extractor, which only lets the rules that can represent them read the clause.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from processors.dates import Tense
+from processors.rules.words import IRREGULAR_PAST
+
+__all__ = ["MAX_CLAUSE_CHARS", "NEGATION", "Clause", "split_clauses"]
+
+# A bound on work per clause: a pasted document is not a chat statement about the user.
+MAX_CLAUSE_CHARS = 400
+
+
+@dataclass(frozen=True, slots=True)
+class Clause:
+    """One clause of a user's turn, as the rules read it."""
+
+    text: str
+    cased: bool  # the turn uses capitals, so proper nouns are capitalised
+    tense: Tense | None
+    greeting: bool = False  # the turn opens with a greeting: "I'm Ana" is an introduction
+
+
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n+|\s+[-\u2013\u2014]+\s+")
+_CLAUSE_BREAK = re.compile(
+    r"\s*;\s*|,\s+(?=(?:which|where|who|whom|whose)\b)"
+    r"|,?\s+(?:but|although|though|whereas|because|cause|since|so|and\s+also|and\s+now|and|plus)\s+"
+    r"(?=(?:i|i'm|i've|i'll|my|we|we're|we've|our|please|you\s+can\s+call|call\s+me|it|it's|"
+    r"that|that's|this|he|she|they|you)\b)"
+    r"|,\s+(?=(?:i|i'm|i've|my|we|our)\b)|,?\s+but\s+",
+    re.IGNORECASE,
+)
+_FILLER = re.compile(
+    r"^(?:(?:hi|hey|hello|hiya|howdy|oh|ah|well|so|also|anyway|anyways|btw|by the way|yeah|yes|"
+    r"yep|ok|okay|um|uh|honestly|actually|and|but|plus|now|fyi|just so you know|for the record|"
+    r"for context|fun fact|guess what|haha|lol|wow|cool|great|sure|right|as you know|"
+    r"I\s+(?:just\s+|recently\s+)?(?:found\s+out|learned|realized|discovered)(?:\s+recently)?"
+    r"(?:\s+that)?(?=\s+I\b)|"
+    r"(?:please\s+)?(?:remember|note)(?:\s+that)?)\b[,!:.]?\s+|(?:no|nope)[,!.]\s+)",
+    re.IGNORECASE,
+)
+_TIME_PHRASE = (
+    r"(?:just\s+)?(?:yesterday|today|tonight|recently|the\s+other\s+day|earlier\s+today|"
+    r"(?:last|this)\s+(?:night|morning|afternoon|evening|week|weekend|month|year|monday|tuesday|"
+    r"wednesday|thursday|friday|saturday|sunday)|(?:a|two|three|a\s+few|\d+)\s+(?:days?|weeks?|"
+    r"months?|years?)\s+ago|in\s+\d{4})"
+)
+_FRONT_TIME = re.compile(rf"^(?P<when>{_TIME_PHRASE})\s*,?\s+(?P<rest>I\b.*)$", re.IGNORECASE)
+_TIME_ONLY = re.compile(rf"^{_TIME_PHRASE}$", re.IGNORECASE)
+_GREETING = re.compile(
+    r"^\W*(?:hi|hello|hey|hiya|howdy|greetings|good\s+(?:morning|afternoon|evening))\b", re.I
+)
+_QUESTION_START = re.compile(
+    r"^(?:who|what|when|where|why|how|which|whose|whom|do|does|did|is|are|am|was|were|can|could|"
+    r"would|will|should|shall|have|has|had|may|might|must|any|anyone|anybody|isn't|aren't|"
+    r"don't|doesn't|didn't|won't|wouldn't|can't|couldn't|shouldn't|haven't|hasn't)\b",
+    re.IGNORECASE,
+)
+_CONDITIONAL = re.compile(
+    r"\b(?:if|unless|whether|suppose|supposing|imagine|in case|assuming|wonder|wondering|"
+    r"hypothetically|pretend)\b",
+    re.IGNORECASE,
+)
+_HYPOTHETICAL = re.compile(
+    r"\b(?:might|maybe|perhaps|possibly|probably|would|could|should|wish|hope|hoping|hopefully|"
+    r"thinking\s+(?:about|of)|considering|consider|planning|plan\s+to|plans\s+to|want\s+to|"
+    r"wants\s+to|wanna|going\s+to|gonna|intend|someday|one\s+day|eventually|dream|dreaming|"
+    r"about\s+to|trying\s+to|try\s+to|need\s+to|have\s+to|has\s+to|got\s+to|gotta|"
+    r"supposed\s+to|used\s+to|if)\b|'d\b|(?<!\bin\s)(?<!\blast\s)(?<!\bnext\s)(?<!\bsince\s)\bmay\b",
+    re.IGNORECASE,
+)
+NEGATION = re.compile(
+    r"\b(?:not|never|no|nor|neither|none|nobody|nothing|no\s+longer|cannot)\b|n't\b", re.IGNORECASE
+)
+_FUTURE = re.compile(
+    r"\b(?:will|shall|tomorrow|next|upcoming|soon|start|starts|starting|begin|begins)\b|'ll\b",
+    re.IGNORECASE,
+)
+_PAST = re.compile(r"\b(?:was|were|did|ago|yesterday|last|\w+ed)\b", re.IGNORECASE)
+
+
+def split_clauses(text: str) -> Iterator[Clause]:
+    cased = any(ch.isupper() for ch in text)
+    greeting = bool(_GREETING.match(text))
+    for raw_sentence in _SENTENCE_BREAK.split(text):
+        sentence = _strip_fillers(raw_sentence.strip())
+        if not sentence or sentence.endswith("?") or _QUESTION_START.match(sentence):
+            continue
+        if _CONDITIONAL.search(sentence):
+            continue
+        carried = ""
+        for raw_clause in _CLAUSE_BREAK.split(sentence):
+            clause = _strip_fillers(raw_clause.strip()).rstrip(" .!,;:")
+            if _TIME_ONLY.match(clause):  # "Yesterday, I moved…": the time belongs to what follows
+                carried = clause
+                continue
+            clause, carried = _front_time_to_end(f"{carried} {clause}".strip()), ""
+            if clause and len(clause) <= MAX_CLAUSE_CHARS and not _HYPOTHETICAL.search(clause):
+                yield Clause(clause, cased, _tense(clause), greeting)
+
+
+def _front_time_to_end(clause: str) -> str:
+    """ "Last weekend I joined a club" → "I joined a club last weekend": rules anchor on "I"."""
+    found = _FRONT_TIME.match(clause)
+    if found is None:
+        return clause
+    when = re.sub(r"^just\s+", "", found["when"].lower())
+    head, comma, tail = found["rest"].partition(",")
+    return f"{head} {when}{comma}{tail}"
+
+
+def _strip_fillers(text: str) -> str:
+    previous = None
+    while previous != text:
+        previous, text = text, _FILLER.sub("", text, count=1).lstrip(" ,")
+    return text
+
+
+def _tense(clause: str) -> Tense | None:
+    first_words = " ".join(clause.split()[:4])
+    if _FUTURE.search(first_words):
+        return "future"
+    if _PAST.search(first_words) or any(w.lower() in IRREGULAR_PAST for w in clause.split()[:4]):
+        return "past"
+    return None

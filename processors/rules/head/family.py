@@ -1,0 +1,166 @@
+"""Rules for family: pets, children, relationship status."""
+
+from __future__ import annotations
+
+import re
+
+from processors.rules.clauses import Clause
+from processors.rules.findings import INFERRED, Finding
+from processors.rules.head.matching import AM, compile_all, first_match, say
+from processors.rules.values import STATE_AFTER, split_items
+from processors.rules.wording import ADVERBS
+from processors.rules.words import NUMBERS, SPECIES
+
+__all__ = ["read_no_children", "read_parent_of", "read_possessions", "read_relationship"]
+
+_I = re.IGNORECASE
+
+_HAVE = compile_all(
+    rf"^(?P<who>I|we)(?:'ve|\s+have)?{ADVERBS}\s+(?P<verb>have\s+got|have|got|adopted|rescued|own)"
+    r"\s+(?P<rest>.+)$",
+    rf"^(?P<who>I|we)'ve{ADVERBS}\s+(?P<verb>got)\s+(?P<rest>.+)$",
+)
+_SPECIES_NAMES = "|".join(
+    re.escape(k).replace(r"\ ", r"\s+") for k in sorted(SPECIES, key=len)[::-1]
+)
+_PET = re.compile(
+    r"^(?P<n>a|an|one|two|three|four|five|six|\d)\s+(?:(?:little|new|rescue|rescued|adorable|cute|"
+    r"sweet|old|young|black|white|brown|grey|gray|ginger|orange|golden|big|small|baby|pet)\s+)*"
+    rf"(?P<species>{_SPECIES_NAMES})(?:,?\s+(?:named|called)\s+(?P<name>[\w'-]+))?$",
+    _I,
+)
+_CHILDREN = re.compile(
+    r"^(?P<n>a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d)\s+(?:(?:little|young|grown|"
+    r"grown-up|adult|beautiful|wonderful|amazing|lovely|teenage|small)\s+)*"
+    r"(?P<kind>kids?|children|child|sons?|daughters?)$",
+    _I,
+)
+_SPOUSE = re.compile(
+    r"^(?:a|an)\s+(?:(?:wonderful|lovely|amazing|loving|beautiful|supportive)\s+)*"
+    r"(?P<who>wife|husband|spouse|girlfriend|boyfriend|fianc[eé]e?)$",
+    _I,
+)
+_TRAILING = re.compile(
+    r"\s+(?:(?:last|this|next)\s+\w+|yesterday|today|recently|now|too|as\s+well|at\s+home|"
+    r"at\s+the\s+moment|right\s+now|(?:\d+|a|an|one|two|a\s+few)\s+\w+\s+ago|in\s+\d{4}|"
+    r"in\s+[A-Z][a-z]+|on\s+[A-Z][a-z]+day|since\s+.+)$",
+    _I,
+)
+_SPOUSE_STATUS = {
+    "wife": "married",
+    "husband": "married",
+    "spouse": "married",
+    "fiance": "engaged",
+    "fiancé": "engaged",
+    "fiancee": "engaged",
+    "fiancée": "engaged",
+    "girlfriend": "in a relationship",
+    "boyfriend": "in a relationship",
+}
+
+
+def read_possessions(clause: Clause) -> list[Finding]:
+    """ "I have a dog named Rex and two kids": pets, children, a spouse."""
+    found = first_match(_HAVE, clause.text)
+    if found is None:
+        return []
+    rest = found["rest"]
+    while _TRAILING.search(rest):
+        rest = _TRAILING.sub("", rest)
+    owning = found["verb"].lower() in ("have", "have got", "own") or clause.text[1:4] == "'ve"
+    verb = "has" if owning else found["verb"].lower()
+    findings: list[Finding] = []
+    children: list[tuple[int, str, str]] = []
+    for item in split_items(rest):
+        pet, child, spouse = _PET.match(item), _CHILDREN.match(item), _SPOUSE.match(item)
+        if pet is not None and (
+            pet["name"] is None or not clause.cased or pet["name"][0].isupper()
+        ):
+            findings.append(Finding("pets", _pet_value(pet), f"User {verb} {_pet_words(pet)}."))
+        elif child is not None and owning:
+            children.append(
+                (NUMBERS.get(child["n"].lower()) or int(child["n"]), child["kind"], item)
+            )
+        elif spouse is not None and owning and found["who"].lower() == "i":
+            status = _SPOUSE_STATUS[spouse["who"].lower()]
+            findings.append(Finding("relationship_status", status, f"User is {status}.", INFERRED))
+    kinds = {kind.lower().rstrip("s") for _, kind, _ in children}
+    # "a son" alone does not say how many children; "a son and a daughter" does.
+    if kinds & {"kid", "children", "child"} or kinds >= {"son", "daughter"}:
+        count = sum(n for n, _, _ in children)
+        items = " and ".join(item for _, _, item in children)
+        findings.append(Finding("children_count", count, f"User has {items}."))
+    return findings
+
+
+def _pet_value(pet: re.Match[str]) -> str:
+    species = SPECIES[" ".join(pet["species"].lower().split())]
+    count = NUMBERS.get(pet["n"].lower()) or int(pet["n"])
+    if count > 1:
+        return f"{count} {' '.join(pet['species'].lower().split())}"
+    name = pet["name"]
+    return species if name is None else f"{species} named {name[:1].upper() + name[1:]}"
+
+
+def _pet_words(pet: re.Match[str]) -> str:
+    words = pet.group(0)
+    if pet["name"] is not None:
+        words = words[: pet.start("name")] + pet["name"][:1].upper() + pet["name"][1:]
+    return " ".join(words.split())
+
+
+_NO_CHILDREN = compile_all(
+    r"^(?:I|we)\s+(?:don't|do\s+not)\s+have\s+(?:any\s+)?(?:kids|children)(?P<after>.*)$",
+    r"^(?:I|we)\s+have\s+no\s+(?:kids|children)(?P<after>.*)$",
+)
+_PARENT_OF = compile_all(
+    rf"^{AM}\s+(?:a\s+)?(?P<single>single\s+)?(?:proud\s+|working\s+|busy\s+|stay-at-home\s+)?"
+    r"(?:mom|mum|mother|dad|father|parent)\s+(?:of|to)\s+(?P<n>one|two|three|four|five|six|\d)"
+    r"(?:\s+(?:kids|children|boys|girls|little\s+ones))?$"
+)
+
+
+def read_no_children(clause: Clause) -> list[Finding]:
+    found = first_match(_NO_CHILDREN, clause.text)
+    if found is None or not re.match(r"^\s*(?:yet)?\s*$", found["after"]):
+        return []
+    return [Finding("children_count", 0, "User has no children.")]
+
+
+def read_parent_of(clause: Clause) -> list[Finding]:
+    found = first_match(_PARENT_OF, clause.text)
+    if found is None:
+        return []
+    count = NUMBERS.get(found["n"].lower()) or int(found["n"])
+    children = [Finding("children_count", count, say(clause))]
+    single = [Finding("relationship_status", "single", say(clause), INFERRED)]
+    return children + (single if found["single"] else [])
+
+
+_STATUS = (
+    r"married|single|engaged|divorced|widowed|separated|"
+    r"in\s+a\s+(?:committed\s+|long-distance\s+|serious\s+|happy\s+)?relationship"
+)
+_RELATIONSHIP = compile_all(
+    rf"^{AM}\s+(?:(?:happily|newly|very|still)\s+)*(?P<status>{_STATUS})\b(?P<after>.*)$",
+    rf"^I(?:'ve|\s+have)?{ADVERBS}\s+(?:got|gotten)\s+(?P<status>married|engaged|divorced|"
+    r"separated)\b(?P<after>.*)$",
+    rf"^{AM}\s+a\s+(?P<status>widow|widower|single\s+(?:mom|mum|mother|dad|father|parent))"
+    r"\b(?P<after>.*)$",
+)
+
+
+def read_relationship(clause: Clause) -> list[Finding]:
+    found = first_match(_RELATIONSHIP, clause.text)
+    if found is None or not STATE_AFTER.match(found["after"]):
+        return []
+    status = " ".join(found["status"].lower().split())
+    if status.startswith("in a"):
+        status = "in a relationship"
+    elif status.startswith("widow"):
+        status = "widowed"
+    elif status.startswith("single"):
+        status = "single"
+    changed = re.match(r"^I(?:'ve|\s+have)?\W*\w*\s*(?:got|gotten)\b", clause.text, _I)
+    text = f"User is {status}." if changed else say(clause)
+    return [Finding("relationship_status", status, text)]

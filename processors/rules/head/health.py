@@ -1,0 +1,96 @@
+"""Rules for health and diet: allergies, medical conditions, diet."""
+
+from __future__ import annotations
+
+import re
+
+from processors.rules.clauses import Clause
+from processors.rules.findings import INFERRED, Finding
+from processors.rules.head.matching import AM, compile_all, first_match, say
+from processors.rules.values import BOUNDARY, STATE_AFTER, split_items
+from processors.rules.wording import ADVERBS
+from processors.rules.words import ALLERGENS, CONDITIONS, CONTEXT_WORDS, DIETS, STOPWORDS, VAGUE
+
+__all__ = ["read_allergies", "read_conditions", "read_diet", "read_meatless"]
+
+_ALLERGIC = compile_all(
+    rf"^{AM}\s+(?:(?:very|severely|deathly|mildly|highly|slightly|extremely|super|so|quite)\s+)*"
+    r"allergic\s+to\s+(?P<rest>.+)$",
+    rf"^I(?:'ve\s+got|\s+have\s+got|\s+have){ADVERBS}\s+(?:a\s+|an\s+)?(?:(?:severe|mild|serious|"
+    r"bad|slight|life-threatening|deadly)\s+)*(?P<rest>[\w\s,&-]+?)\s+allerg(?:y|ies)$",
+)
+
+
+def read_allergies(clause: Clause) -> list[Finding]:
+    found = first_match(_ALLERGIC, clause.text)
+    if found is None:
+        return []
+    allergens: list[str] = []
+    for item in split_items(found["rest"]):
+        words = [w for w in item.lower().split() if w not in ("the", "all", "raw", "any")]
+        allergen = ALLERGENS.get(" ".join(words))
+        plain = 0 < len(words) <= 2 and all(w.isalpha() and w not in STOPWORDS for w in words)
+        if allergen is None and plain and not set(words) & VAGUE:
+            allergen = " ".join(words)
+        if allergen is not None and allergen not in allergens:
+            allergens.append(allergen)
+    return [Finding("allergies", a, f"User is allergic to {a}.") for a in allergens]
+
+
+_CONDITION_LEAD = compile_all(
+    rf"^I(?:'ve\s+got|\s+have\s+got|\s+have|'m|\s+am|\s+suffer\s+from|\s+live\s+with){ADVERBS}\s+"
+    r"(?P<rest>.+)$"
+)
+_DIAGNOSED = compile_all(
+    rf"^I(?:'ve\s+been|\s+have\s+been|\s+was|\s+got){ADVERBS}\s+diagnosed\s+with\s+(?P<rest>.+)$"
+)
+_CONDITION_KEYS = sorted(CONDITIONS, key=len, reverse=True)
+
+
+def read_conditions(clause: Clause) -> list[Finding]:
+    diagnosed = first_match(_DIAGNOSED, clause.text)
+    found = diagnosed or first_match(_CONDITION_LEAD, clause.text)
+    if found is None:
+        return []
+    rest = found["rest"].lower()
+    for key in _CONDITION_KEYS:
+        if rest.startswith(key) and BOUNDARY.match(rest[len(key) :]):
+            return [Finding("medical_conditions", CONDITIONS[key], say(clause))]
+    if diagnosed is not None:
+        words = re.split(r"\s+(?=(?:on|in|at|since|last|this|after|when|a\s+few)\b)", rest)[0]
+        if 0 < len(words.split()) <= 4 and not set(words.split()) & CONTEXT_WORDS:
+            return [Finding("medical_conditions", words, say(clause))]
+    return []
+
+
+_DIET_NAMES = "|".join(re.escape(k).replace(r"\ ", r"\s+") for k in sorted(DIETS, key=len)[::-1])
+_DIET = compile_all(
+    rf"^I(?:'m|\s+am|'ve\s+been|\s+have\s+been){ADVERBS}\s+(?:(?:a|an|fully|strictly|completely|"
+    rf"100%)\s+)*(?P<diet>{_DIET_NAMES})\b(?P<after>.*)$",
+    rf"^I(?:'ve|\s+have)?{ADVERBS}\s+(?:went|gone|became|become|turned)\s+(?:a\s+|fully\s+)?"
+    rf"(?P<diet>{_DIET_NAMES})\b(?P<after>.*)$",
+    rf"^{AM}\s+on\s+an?\s+(?:strict\s+)?(?P<diet>{_DIET_NAMES})\s+diet\b(?P<after>.*)$",
+    rf"^I{ADVERBS}\s+(?:follow|eat|keep)\s+(?:a\s+|an\s+)?(?:strict\s+|mostly\s+)?"
+    rf"(?P<diet>{_DIET_NAMES})(?:\s+diet)?\b(?P<after>.*)$",
+)
+_MEATLESS = compile_all(
+    rf"^I(?:'ve|\s+have)?{ADVERBS}\s+(?:don't|do\s+not|no\s+longer|never|stopped|quit|gave\s+up)"
+    r"(?:\s+eating|\s+eat)?\s+(?:any\s+)?(?P<what>meat(?:\s+(?:or|and)\s+fish)?|animal\s+products)"
+    r"(?P<after>(?:\s+(?:anymore|any\s+more|at\s+all))?.*)$"
+)
+
+
+def read_diet(clause: Clause) -> list[Finding]:
+    found = first_match(_DIET, clause.text)
+    if found is None or not STATE_AFTER.match(found["after"]) or " with" in found["after"]:
+        return []
+    diet = DIETS[" ".join(found["diet"].lower().split())]
+    return [Finding("diet", diet, f"User follows a {diet} diet.")]
+
+
+def read_meatless(clause: Clause) -> list[Finding]:
+    found = first_match(_MEATLESS, clause.text)
+    if found is None or not STATE_AFTER.match(found["after"]) or " with" in found["after"]:
+        return []
+    diet = "vegan" if found["what"].lower().startswith("animal") else "vegetarian"
+    return [Finding("diet", diet, f"User follows a {diet} diet.", INFERRED)]

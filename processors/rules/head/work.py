@@ -1,0 +1,238 @@
+"""Rules for work and the user's product: employer, job title, team, education, plan, database."""
+
+from __future__ import annotations
+
+import re
+
+from processors.rules.clauses import Clause
+from processors.rules.findings import DIRECT, INFERRED, Finding
+from processors.rules.head.matching import AM, compile_all, first_match, say
+from processors.rules.values import BOUNDARY, job_title, organisation, proper_noun, strip_the
+from processors.rules.wording import ADVERBS
+from processors.rules.words import (
+    DATABASES,
+    INSTITUTION,
+    LEADERS,
+    NOT_PLANS,
+    PLANS,
+    SOCIAL,
+    STOPWORDS,
+)
+
+__all__ = ["read_database", "read_education", "read_employer", "read_plan", "read_team"]
+
+_I = re.IGNORECASE
+
+_AFTER_ORG_TITLE = re.compile(
+    r"^\s+as\s+(?:a|an|the|our|their)\s+(?P<title>[\w\s/&-]+?)"
+    r"(?=\s+(?:on|in|at|since|starting|from|for|last|next|this|today|tomorrow)\b|$)",
+    _I,
+)
+
+_TITLE_AT = re.compile(
+    rf"^{AM}\s+(?:a|an|the)\s+(?P<title>[\w\s/&-]+?)\s+(?P<prep>at|for|with|of)\s+(?P<rest>.+)$",
+    _I,
+)
+_TITLE_ONLY = re.compile(
+    rf"^{AM}\s+(?:a|an)\s+(?P<title>[\w\s/&-]+?)(?:\s+by\s+(?:trade|profession|training))?$", _I
+)
+_WORK_AS = re.compile(
+    rf"^I{ADVERBS}\s+work\s+as\s+(?:a|an)\s+(?P<title>[\w\s/&-]+?)"
+    r"(?:\s+(?:at|for)\s+(?P<rest>.+))?$",
+    _I,
+)
+_EMPLOYED = compile_all(
+    rf"^I{ADVERBS}\s+work\s+(?:full-time\s+|part-time\s+)?(?:at|for)\s+(?P<rest>.+)$",
+    rf"^{AM}\s+(?:working|employed)\s+(?:full-time\s+|part-time\s+)?(?:at|for|by)\s+(?P<rest>.+)$",
+)
+# A change of job: the fact is where the user works from then on, so the text says that.
+_HIRED = compile_all(
+    rf"^I(?:'ll|\s+will|'m|\s+am)?{ADVERBS}\s+(?:be\s+)?(?:start|starting|started|begin|beginning|"
+    r"began)\s+(?:work\s+|working\s+|a\s+new\s+job\s+|my\s+new\s+job\s+)?(?:at|with)\s+(?P<rest>.+)$",
+    rf"^I(?:'ve|\s+have)?{ADVERBS}\s+(?:got\s+(?:a\s+(?:new\s+)?job|hired)\s+(?:at|with|by)|"
+    r"was\s+hired\s+(?:at|by)|landed\s+a\s+(?:new\s+)?job\s+(?:at|with)|accepted\s+(?:a|an)\s+"
+    r"(?:new\s+)?(?:job|offer|position)\s+(?:at|from|with))\s+(?P<rest>.+)$",
+)
+_JOINED = compile_all(rf"^I(?:'ve|\s+have)?{ADVERBS}\s+joined\s+(?P<rest>.+)$")
+_NEW_JOB_AS = re.compile(
+    rf"^I(?:'ve|\s+have)?{ADVERBS}\s+(?:started|got|landed|took|accepted|began)\s+(?:a|my)\s+"
+    r"(?:new\s+)?(?:job|role|position)\s+as\s+(?:a|an)\s+(?P<title>[\w\s/&-]+?)"
+    r"(?:\s+(?:at|with)\s+(?P<rest>.+?))?(?P<after>(?:\s+(?:last|this|in|on|since|two|a)\b.*)?)$",
+    _I,
+)
+
+
+def _org_and_title(rest: str, cased: bool) -> tuple[str, str | None] | None:
+    found = proper_noun(strip_the(rest), cased)
+    if found is None:
+        return None
+    org, after = found
+    as_title = _AFTER_ORG_TITLE.match(after)
+    title = None if as_title is None else job_title(as_title["title"])
+    if as_title is not None:
+        after = after[as_title.end() :]
+    return (org, title) if BOUNDARY.match(after) else None
+
+
+def _employment(org: str | None, title: str | None, text: str, confidence: float) -> list[Finding]:
+    found = [] if org is None else [Finding("employer", org, text, confidence)]
+    return found + ([] if title is None else [Finding("job_title", title, text, confidence)])
+
+
+def _works(org: str | None, title: str | None) -> str:
+    """The canonical sentence for a job change ("I start at Stripe on Monday")."""
+    role = "" if title is None else f" as {'an' if title[0] in 'aeiouAEIOU' else 'a'} {title}"
+    return f"User works at {org}{role}." if org else f"User works{role}."
+
+
+def read_employer(clause: Clause) -> list[Finding]:
+    found = _TITLE_AT.match(clause.text)
+    if found is not None:
+        title = job_title(found["title"])
+        leader = title is not None and bool(LEADERS & set(title.lower().split()))
+        if title is None or (found["prep"].lower() == "of" and not leader):
+            return []
+        org = organisation(found["rest"], clause.cased)
+        if org is None and not re.match(r"^(?:a|an|the|my|our|one)\s", found["rest"], _I):
+            return []  # "an engineer at heart"
+        if title == "student":
+            return [] if org is None else [Finding("education", org, say(clause, org))]
+        return _employment(org, title, say(clause, *([org] if org else [])), DIRECT)
+    new_job = _NEW_JOB_AS.match(clause.text)
+    found = _WORK_AS.match(clause.text) or new_job or _TITLE_ONLY.match(clause.text)
+    if found is not None:
+        title = job_title(found["title"])
+        rest = found.groupdict().get("rest")
+        org = None if rest is None else organisation(rest, clause.cased)
+        if title is None or (rest is not None and org is None):
+            return []
+        text = _works(org, title) if new_job else say(clause, *([org] if org else []))
+        return _employment(org, title, text, DIRECT)
+    found = first_match(_EMPLOYED, clause.text)
+    if found is not None:
+        parsed = _org_and_title(found["rest"], clause.cased)
+        return [] if parsed is None else _employment(*parsed, say(clause, parsed[0]), DIRECT)
+    found = first_match(_HIRED, clause.text)
+    confidence = DIRECT
+    if found is None:
+        found = first_match(_JOINED, clause.text)
+        confidence = INFERRED  # "I joined Strava" is a sign-up, not a job
+    parsed = None if found is None else _org_and_title(found["rest"], clause.cased)
+    if parsed is None or parsed[0].lower() in SOCIAL:
+        return []
+    org, title = parsed
+    return _employment(org, title, _works(org, title), DIRECT if title else confidence)
+
+
+_TEAM = re.compile(
+    rf"^I(?:'m|\s+am|{ADVERBS}\s+work){ADVERBS}\s+(?:on|in|with|part\s+of)\s+the\s+"
+    r"(?P<team>[\w&/-]+(?:\s+[\w&/-]+){0,2}?)\s+team(?P<after>.*)$",
+    _I,
+)
+
+
+def read_team(clause: Clause) -> list[Finding]:
+    found = _TEAM.match(clause.text)
+    if found is None or set(found["team"].lower().split()) & STOPWORDS:
+        return []
+    team = " ".join(w if w.isupper() else w.lower() for w in found["team"].split())
+    at = re.match(r"^\s+(?:at|for)\s+(?P<rest>.+)$", found["after"], _I)
+    org = None if at is None else organisation(at["rest"], clause.cased)
+    if (at is None and not BOUNDARY.match(found["after"])) or (at is not None and org is None):
+        return []
+    text = say(clause, *([org] if org else []))
+    return [Finding("team", team, text), *_employment(org, None, text, DIRECT)]
+
+
+_EDUCATION = compile_all(
+    rf"^I{ADVERBS}\s+(?:studied|study|majored|major)(?:\s+[a-z][\w\s-]{{0,40}}?)?\s+at\s+"
+    r"(?P<rest>.+)$",
+    rf"^{AM}\s+(?:studying|majoring)(?:\s+[a-z][\w\s-]{{0,40}}?)?\s+at\s+(?P<rest>.+)$",
+    rf"^I(?:'ve|\s+have)?{ADVERBS}\s+graduated\s+from\s+(?P<rest>.+)$",
+    rf"^I{ADVERBS}\s+(?P<institution>go\s+to|attend|attended|went\s+to)\s+(?P<rest>.+)$",
+)
+
+
+def read_education(clause: Clause) -> list[Finding]:
+    found = first_match(_EDUCATION, clause.text)
+    school = None if found is None else organisation(found["rest"], clause.cased)
+    if found is None or school is None:
+        return []
+    if found.groupdict().get("institution") and not INSTITUTION.search(school):
+        return []  # "I went to Paris" is a trip
+    return [Finding("education", school, say(clause, school))]
+
+
+_PLAN_LEAD = compile_all(
+    rf"^(?:I|we)(?:'m|'re|\s+am|\s+are){ADVERBS}\s+on\s+(?:the\s+|a\s+|an\s+|our\s+|my\s+)?"
+    r"(?P<rest>.+)$",
+    rf"^(?:I|we)(?:'ve|\s+have)?{ADVERBS}\s+(?:upgraded|downgraded|switched|moved|changed|"
+    r"subscribed|signed\s+up)(?:\s+(?:my|our)\s+(?:plan|account|subscription|workspace))?\s+"
+    r"(?:to|for)\s+(?:the\s+|a\s+|an\s+)?(?P<rest>.+)$",
+    r"^(?:my|our)\s+(?:current\s+)?(?:plan|subscription|tier)\s+is\s+(?:now\s+)?(?:the\s+|a\s+)?"
+    r"(?P<rest>.+)$",
+)
+_PLAN_NAMES = compile_all(
+    r"^(?P<name>[\w+-]+(?:\s+[\w+-]+)?)\s+(?P<kind>plan|tier|subscription|package|edition)\b"
+    r"(?P<after>.*)$",
+    r"^(?P<name>[\w+-]+)(?P<kind>)(?P<after>(?:\s.*)?)$",
+)
+
+
+def read_plan(clause: Clause) -> list[Finding]:
+    found = first_match(_PLAN_LEAD, clause.text)
+    name = None if found is None else first_match(_PLAN_NAMES, found["rest"].strip())
+    if name is None:
+        return []
+    words = name["name"].split()
+    known = all(w.lower() in PLANS for w in words)
+    named = bool(name["kind"]) and all(w[0].isupper() or w.lower() in PLANS for w in words)
+    if set(w.lower() for w in words) & NOT_PLANS or not (known or named):
+        return []
+    if not BOUNDARY.match(name["after"]):
+        return []
+    plan = " ".join(w if w[0].isupper() else w.capitalize() for w in words)
+    return [Finding("plan", plan, f"User is on the {plan} plan.")]
+
+
+_DB_IS = compile_all(
+    r"^(?:our|my|the)\s+(?:(?:main|primary|production|prod|core|current|new)\s+)*"
+    r"(?:database|db|datastore|data\s+store)\s+is\s+(?:now\s+)?(?P<rest>.+)$"
+)
+_DB_SWITCH = compile_all(
+    rf"^(?:I|we)(?:'ve|\s+have)?{ADVERBS}\s+(?:switched|migrated|moved|changed)"
+    r"(?:\s+(?:our|my|the))?(?:\s+(?:main|primary|production|prod))?(?P<db>\s+(?:database|db|data))?"
+    r"(?:\s+from\s+\S+(?:\s+\S+)?)?\s+(?:to|onto|over\s+to)\s+(?P<rest>.+)$"
+)
+_DB_USE = compile_all(
+    rf"^(?:I|we)(?:'re|'m|\s+are|\s+am)?{ADVERBS}\s+(?:use|using|run|running|rely\s+on)\s+"
+    r"(?P<rest>.+)$"
+)
+_DB_USE_AFTER = re.compile(
+    r"^\s*(?:$|(?:as\s+(?:our|my|the)\s+(?:main\s+|primary\s+)?(?:database|db)|in\s+production|"
+    r"for\s+(?:everything|our\s+(?:main\s+)?(?:database|data|db)|storage|persistence)|now|"
+    r"these\s+days)\b)",
+    _I,
+)
+
+
+def read_database(clause: Clause) -> list[Finding]:
+    found = first_match(_DB_IS, clause.text)
+    named_slot = found is not None
+    if found is None:
+        found = first_match(_DB_SWITCH, clause.text)
+        named_slot = found is not None and found["db"] is not None
+    use = found is None
+    if use:
+        found = first_match(_DB_USE, clause.text)
+    parsed = None if found is None else proper_noun(found["rest"], clause.cased, limit=3)
+    if parsed is None:
+        return []
+    name, after = parsed
+    database = DATABASES.get(name.lower())
+    if database is None and not named_slot:
+        return []
+    if not (_DB_USE_AFTER if use else BOUNDARY).match(after):
+        return []
+    value = database or name
+    return [Finding("database", value, f"User's main database is {value}.")]

@@ -1,0 +1,94 @@
+"""The free-text tail: what a clause says when no head rule places it.
+
+A first-person past event ("I visited Lisbon in March") or a stated
+favourite becomes one candidate with no attribute, for the vector and model
+path; anything that needs the conversation to make sense is left out.
+"""
+
+from __future__ import annotations
+
+import re
+
+from processors.rules.clauses import Clause
+from processors.rules.findings import Finding
+from processors.rules.wording import ADVERBS, third_person
+from processors.rules.words import (
+    CONTEXT_WORDS,
+    EVENT_OBJECT_BLOCK,
+    GOT_OBJECTS,
+    IRREGULAR_PAST,
+    NOT_EVENTS,
+    PARTICIPLES,
+    STATE_PROGRESSIVES,
+    STOPWORDS,
+    TIME_WORDS,
+)
+
+__all__ = ["FREE_TEXT", "MAX_FREE_TEXT_WORDS", "read_free_text"]
+
+_I = re.IGNORECASE
+
+FREE_TEXT = 0.7
+MAX_FREE_TEXT_WORDS = 20
+
+_EVENT = re.compile(rf"^I(?P<aux>'ve|\s+have)?{ADVERBS}\s+(?P<verb>[a-z]+)\b(?P<rest>.*)$")
+_FAVOURITE = re.compile(
+    r"^my\s+(?:all-time\s+)?favou?rite\s+(?P<what>[a-z]+(?:\s+[a-z]+)?)\s+(?:is|are)\s+(?P<rest>.+)$",
+    _I,
+)
+_TAIL_CUT = re.compile(r",|\s+(?:which|who|where)\s+", re.IGNORECASE)
+# "working on for a while": a preposition left without its object (a relative clause's remnant).
+_DANGLING = re.compile(
+    r"\b(?:on|at|in|with|to|for|about|from|of)\s+(?:on|at|in|with|to|for|about|from|of)\b|"
+    r"\b(?:on|at|in|with|to|for|about|from|of)$",
+    re.IGNORECASE,
+)
+_HAD_OBJECTS = re.compile(r"^\s+(?:surgery|an?\s+(?:\w+\s+)?(?:baby|surgery|operation|accident))\b")
+
+
+def read_free_text(clause: Clause) -> list[Finding]:
+    """A first-person past event no rule places, or a stated favourite; otherwise nothing."""
+    favourite = _FAVOURITE.match(clause.text)
+    if favourite is not None:
+        if _plain(favourite["rest"], limit=8):
+            return [Finding(None, None, third_person(clause.text), FREE_TEXT)]
+        return []
+    event = _TAIL_CUT.split(clause.text, maxsplit=1)[0]
+    found = _EVENT.match(event)
+    if found is None or not _event_verb(found["aux"], found["verb"], found["rest"]):
+        return []
+    if len(event.split()) > MAX_FREE_TEXT_WORDS or _DANGLING.search(found["rest"]):
+        return []
+    content = found["rest"].split(maxsplit=1)[-1] if found["verb"] == "been" else found["rest"]
+    if not _plain(content, limit=None):
+        return []
+    return [Finding(None, None, third_person(event), FREE_TEXT)]
+
+
+def _event_verb(aux: str | None, verb: str, rest: str) -> bool:
+    words = rest.lower().split()
+    following = words[0] if words else ""
+    if verb in NOT_EVENTS and verb != "had":
+        return False
+    if following in EVENT_OBJECT_BLOCK:
+        return False
+    if verb == "had":
+        return bool(_HAD_OBJECTS.match(rest))
+    if verb == "got":
+        return not aux and following in GOT_OBJECTS  # "I've got" is possession
+    if aux:
+        if verb == "been":
+            progressive = following.endswith("ing") and following not in STATE_PROGRESSIVES
+            return following == "to" or (progressive and words[1:2] != ["hard"])
+        return verb in PARTICIPLES or (verb.endswith("ed") and len(verb) > 4)
+    return verb in IRREGULAR_PAST or (verb.endswith("ed") and len(verb) > 4)
+
+
+def _plain(text: str, limit: int | None) -> bool:
+    """Self-contained: no pronoun that needs the conversation to resolve, some content."""
+    words = re.findall(r"[\w'-]+", TIME_WORDS.sub("", text).lower())
+    if limit is not None and len(words) > limit:
+        return False
+    if any(w in CONTEXT_WORDS or w.removesuffix("'s") in CONTEXT_WORDS for w in words):
+        return False
+    return any(len(w) >= 3 and w not in STOPWORDS for w in words)

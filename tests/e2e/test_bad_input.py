@@ -182,10 +182,11 @@ def test_the_corpus_holds_every_kind_of_hostile_input() -> None:
 
 @pytest.mark.parametrize("hostile", load_corpus(), ids=lambda h: h.name)
 def test_the_codec_gives_each_hostile_record_its_outcome(hostile: Hostile) -> None:
-    """Decoded as the worker decodes a consumed message: its key as it came, or None."""
+    """A message without a key is checked as the empty key: ``key=None`` means "not a
+    subject-keyed topic" to the codec, and a keyless write is on a random partition."""
     accepted = (Observation,) if hostile.topic == "observations" else (CandidateFact, Command)
     try:
-        decode_record(hostile.value, key=hostile.key, expect=accepted)
+        decode_record(hostile.value, key=hostile.key or b"", expect=accepted)
     except RecordError as exc:
         assert ("deadletter", exc.reason, exc.field) == (
             hostile.expect,
@@ -494,22 +495,24 @@ def test_every_hostile_record_is_dead_lettered_or_harmless_and_the_partition_kee
     assert _subjects_in_redis(pipeline) <= {*SEEDED, *(h.subject for h in harmless)}
 
 
-def test_an_oversized_record_is_dead_lettered_and_the_worker_keeps_committing(
-    pipeline: Pipeline,
+@pytest.mark.parametrize("name", ["ten-megabytes", "no-key"])
+def test_a_lone_hostile_record_is_dead_lettered_and_the_worker_keeps_committing(
+    pipeline: Pipeline, name: str
 ) -> None:
-    """The smallest case of the 10 MiB turn: its dead letter must fit the dead-letter topic."""
-    oversized = _named(load_corpus(), "ten-megabytes")
+    """The corpus records the worker once mishandled, one at a time: the 10 MiB turn (its
+    dead letter must fit the dead-letter topic) and a keyless write (a random partition)."""
+    hostile = _named(load_corpus(), name)
     _allow_large_messages(pipeline, pipeline.catalogue.observations)
     pipeline.worker().wait_healthy()
     log = _Log(pipeline)
-    position = log.send("observations", oversized.key, oversized.value)
+    position = log.send(hostile.topic, hostile.key, hostile.value)
     write = _candidate("ana", "User speaks Basque.", attribute="languages", value="Basque")
     log.record("candidates", write)
 
     log.wait_committed(timeout=30)
     assert _decision(pipeline, "ana", write.candidate_id) == "ADD"
-    found = _letters(pipeline).get((pipeline.catalogue.observations, *position), [])
-    assert _letter_problems(oversized, found) == []
+    topic = getattr(pipeline.catalogue, hostile.topic)
+    assert _letter_problems(hostile, _letters(pipeline).get((topic, *position), [])) == []
 
 
 def _obeying_model(request: dict[str, Any]) -> Reply:

@@ -364,6 +364,7 @@ def test_the_breaker_and_the_concurrency_cap_spare_a_failing_provider(
 # ---------------------------------------------------------------------------------- extraction
 
 
+@pytest.mark.slow  # the breaker's 30 s cooldown, then the probe
 def test_an_extraction_outage_holds_the_turn_reports_unhealthy_and_recovers(
     pipeline: Pipeline,
 ) -> None:

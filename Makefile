@@ -36,10 +36,11 @@ lint:  ## ruff: lint and formatting check
 typecheck:  ## mypy, strict
 	mypy
 
-test:  ## the whole test suite against the real local services
-	$(PYTHON) -m pytest
+test: setup  ## install what is missing, then the whole suite against the real local services
+	@# pytest exits 5 when it ran no test: that is a failure too.
+	$(PYTHON) -m pytest; rc=$$?; [ $$rc -ne 5 ] || echo "pytest ran no test" >&2; exit $$rc
 
-demo:  ## the end-to-end demonstration
+demo: setup  ## install what is missing, start the local stack, run the demo conversation
 	slotwise demo
 
 bench:  ## the load test

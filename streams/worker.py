@@ -104,8 +104,10 @@ class Worker:
                 **config.consumer_overrides,
             }
         )
+        # A commit on a healthy broker takes milliseconds; failing after 10 s lets an
+        # outage show on /healthz quickly, and the same batch is simply retried.
         self._publisher = TransactionalPublisher(
-            config.bootstrap, config.transactional_id, catalogue
+            config.bootstrap, config.transactional_id, catalogue, timeout_s=10.0
         )
 
     # ---------------------------------------------------------------- running

@@ -65,7 +65,7 @@ def pipeline_factory(
     finally:
         for pipeline in made:
             pipeline.stop_all()
-            _drop(stack, pipeline)
+            drop_pipeline_state(stack, pipeline)
             delete_topics(kafka_bootstrap, [spec.name for spec in pipeline.catalogue.specs()])
 
 
@@ -75,7 +75,7 @@ def pipeline(pipeline_factory: PipelineFactory) -> Pipeline:
     return pipeline_factory()
 
 
-def _drop(settings: Settings, pipeline: Pipeline) -> None:
+def drop_pipeline_state(settings: Settings, pipeline: Pipeline) -> None:
     client = redis.Redis.from_url(settings.redis_url)
     try:
         for key in client.scan_iter(match=f"{pipeline.redis_prefix}:*", count=1000):

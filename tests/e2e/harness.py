@@ -14,6 +14,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -25,10 +26,17 @@ from pydantic import BaseModel
 from sinks.redis_store import RedisStore
 from streams.settings import Settings
 from topics.catalogue import Catalogue
-from topics.codec import encode_record
-from topics.records import CandidateFact
+from topics.codec import decode_record, encode_record
+from topics.records import CandidateFact, SupersessionEvent
 
-__all__ = ["Pipeline", "WorkerProcess", "free_port", "store_call"]
+__all__ = [
+    "Pipeline",
+    "WorkerProcess",
+    "assert_exactly_once",
+    "free_port",
+    "produce_contradictions",
+    "store_call",
+]
 
 
 def free_port() -> int:
@@ -233,6 +241,17 @@ class Pipeline:
                 raise TimeoutError(f"committed {committed} never reached {ends}:\n{tails}")
             time.sleep(0.25)
 
+    def wait_some_committed(self, minimum: int, timeout: float = 180.0) -> None:
+        """Until the group has committed at least ``minimum`` candidates."""
+        deadline = time.monotonic() + timeout
+        while True:
+            done = sum(max(0, o) for o in self.committed(self.catalogue.candidates).values())
+            if done >= minimum:
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"only {done} candidates committed in {timeout}s")
+            time.sleep(0.2)
+
     def read_committed(
         self, topic: str, idle_s: float = 2.0
     ) -> list[tuple[bytes | None, bytes | None, list[tuple[str, bytes]]]]:
@@ -327,3 +346,23 @@ def produce_contradictions(
         written.append((candidate.candidate_id, subject, attribute, value))
     assert producer.flush(60) == 0 and not failed, failed[:3]
     return [(c, s, a, v, *placed[c]) for c, s, a, v in written]
+
+
+def assert_exactly_once(pipeline: Pipeline, candidates: Sequence[CandidateFact]) -> None:
+    """Every candidate applied, every event published once, the facts topic equal to Redis."""
+    for candidate in candidates:
+        stored = store_call(pipeline, "applied", candidate.subject_id, candidate.candidate_id)
+        assert stored is not None, f"candidate {candidate.candidate_id} was lost"
+    ids = Counter(
+        decode_record(value, expect=(SupersessionEvent,)).event_id  # type: ignore[union-attr]
+        for _, value, _ in pipeline.read_committed(pipeline.catalogue.supersessions)
+    )
+    assert ids and max(ids.values()) == 1, "a supersession event was published twice"
+    latest: dict[bytes | None, bytes | None] = {}
+    for key, value, _ in pipeline.read_committed(pipeline.catalogue.facts):
+        latest[key] = value
+    for subject in {c.subject_id for c in candidates}:
+        facts = store_call(pipeline, "facts", subject, include_history=True)
+        assert isinstance(facts, list)
+        for fact in facts:
+            assert decode_record(latest[fact.fact_id.encode()]) == fact, "facts topic != Redis"

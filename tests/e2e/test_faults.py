@@ -1,0 +1,91 @@
+"""Service faults mid-run: a broker restart, a Redis restart (AOF on), Milvus gone for a while.
+
+Each fault hits a private instance of that one service (its own port and data
+dir), so the shared stack that other tests use is never disturbed. The worker
+must back off, report unhealthy while it waits, resume, and end with every
+candidate applied once and every event published once.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from loadtest.generator import WorkloadConfig, generate
+from processors.schema import AttributeSchema
+from streams.settings import Settings
+from streams.stack import Stack
+from tests.e2e.conftest import TEST_PARTITIONS, drop_pipeline_state
+from tests.e2e.harness import Pipeline, assert_exactly_once, free_port
+from topics.admin import delete_topics, ensure_topics
+from topics.catalogue import Catalogue
+
+pytestmark = [pytest.mark.kafka, pytest.mark.redis, pytest.mark.milvus, pytest.mark.slow]
+
+
+def _private(stack: Settings, service: str) -> Settings:
+    """The shared stack's settings with one service moved to a private port."""
+    if service == "kafka":
+        port = free_port()
+        while port + 1 == free_port():  # the controller listens on port + 1
+            port = free_port()
+        return stack.model_copy(update={"kafka_bootstrap": f"127.0.0.1:{port}"})
+    if service == "redis":
+        return stack.model_copy(update={"redis_url": f"redis://127.0.0.1:{free_port()}/0"})
+    return stack.model_copy(update={"milvus_uri": f"http://127.0.0.1:{free_port()}"})
+
+
+@pytest.fixture(params=["kafka", "redis", "milvus"])
+def faulty(
+    request: pytest.FixtureRequest, stack: Settings, tmp_path: Path
+) -> Iterator[tuple[str, Stack, Pipeline]]:
+    service: str = request.param
+    settings = _private(stack, service)
+    private = Stack(settings, tmp_path / "stack")  # starts only the private service
+    private.up()
+    catalogue = Catalogue(prefix=f"t{uuid.uuid4().hex[:8]}", partitions=TEST_PARTITIONS)
+    ensure_topics(settings.kafka_bootstrap, catalogue)
+    pipeline = Pipeline(settings, catalogue, tmp_path)
+    try:
+        yield service, private, pipeline
+    finally:
+        pipeline.stop_all()
+        private.up()
+        drop_pipeline_state(settings, pipeline)
+        delete_topics(settings.kafka_bootstrap, [s.name for s in catalogue.specs()])
+        private.down()
+
+
+def test_the_worker_waits_out_an_outage_and_resumes_without_loss(
+    faulty: tuple[str, Stack, Pipeline],
+) -> None:
+    service, private, pipeline = faulty
+    config = WorkloadConfig(subjects=40, count=1500, seed=21, contradiction_rate=0.2)
+    candidates = [w.candidate() for w in generate(config, AttributeSchema.load())]
+    worker = pipeline.worker("steadfast")
+    worker.wait_healthy()
+    ends = pipeline.publish(pipeline.catalogue.candidates, candidates)
+    pipeline.wait_some_committed(100)
+
+    private.down()
+    unhealthy = _saw_unhealthy(worker, within_s=60)
+    private.up()
+    assert unhealthy, f"the worker never reported the {service} outage on /healthz"
+
+    pipeline.wait_committed(pipeline.catalogue.candidates, ends, timeout=600)
+    assert worker.alive(), worker.log_tail()
+    worker.wait_healthy(timeout=60)
+    assert_exactly_once(pipeline, candidates)
+
+
+def _saw_unhealthy(worker: object, within_s: float) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if worker.health() == 503:  # type: ignore[attr-defined]
+            return True
+        time.sleep(0.5)
+    return False

@@ -22,6 +22,7 @@ from streams.llm import ModelClient
 from streams.llm_extract import AnthropicExtractor
 from streams.llm_match import AnthropicSlotMatcher
 from streams.settings import Settings
+from streams.timed import TimedMatcher, TimedReader, TimedSearch
 from streams.worker import Worker, WorkerConfig
 from streams.write_path import WritePath
 from topics.catalogue import Catalogue
@@ -76,9 +77,9 @@ async def open_services(settings: Settings, stack: AsyncExitStack) -> Services:
     extractor, matcher = _models(settings, schema)
     cascade = Cascade(
         schema,
-        store,
-        index,
-        matcher,
+        TimedReader(store),
+        TimedSearch(index),
+        TimedMatcher(matcher),
         top_k=settings.top_k,
         floor=settings.vector_floor,
         now=clock.now,

@@ -9,6 +9,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import grpc
 import pytest
 import redis
 from pymilvus import MilvusClient, MilvusException
@@ -83,18 +84,22 @@ def drop_pipeline_state(settings: Settings, pipeline: Pipeline) -> None:
     finally:
         client.close()
     prefix = pipeline.milvus_alias.removesuffix("_current")
-    for attempt in range(3):
-        milvus = MilvusClient(uri=settings.milvus_uri, grpc_options=GRPC_OPTIONS)
+    attempts = 5
+    for attempt in range(attempts):
+        milvus = None
         try:
+            milvus = MilvusClient(uri=settings.milvus_uri, grpc_options=GRPC_OPTIONS)
             if pipeline.milvus_alias in milvus.list_aliases().get("aliases", []):
                 milvus.drop_alias(pipeline.milvus_alias)
             for name in milvus.list_collections():
                 if name.startswith(prefix):
                     milvus.drop_collection(name)
             return
-        except MilvusException:
-            if attempt == 2:
+        except (MilvusException, grpc.RpcError):
+            # The Lite server drops busy channels now and then; cleanup must not fail a test.
+            if attempt == attempts - 1:
                 raise
-            time.sleep(2)
+            time.sleep(3)
         finally:
-            milvus.close()
+            if milvus is not None:
+                milvus.close()

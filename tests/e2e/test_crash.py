@@ -25,6 +25,7 @@ SUBJECTS = 300
 KILLS = 6
 
 
+@pytest.mark.timeout(3600)
 def test_kill_minus_nine_at_random_moments_changes_nothing(
     pipeline_factory: PipelineFactory,
 ) -> None:
@@ -41,7 +42,7 @@ def test_kill_minus_nine_at_random_moments_changes_nothing(
     ends = clean.publish(
         clean.catalogue.candidates, candidates, base_timestamp_ms=base_timestamp_ms
     )
-    clean.wait_committed(clean.catalogue.candidates, ends, timeout=1200)
+    clean.wait_committed(clean.catalogue.candidates, ends, timeout=1800)
 
     crashed_ends = crashed.publish(
         crashed.catalogue.candidates, candidates, base_timestamp_ms=base_timestamp_ms
@@ -56,7 +57,7 @@ def test_kill_minus_nine_at_random_moments_changes_nothing(
         worker.kill()
         kills += 1
         worker = crashed.worker("victim")  # same instance: it fences its own open transaction
-    crashed.wait_committed(crashed.catalogue.candidates, ends, timeout=1200)
+    crashed.wait_committed(crashed.catalogue.candidates, ends, timeout=1800)
 
     assert _redis_state(crashed) == _redis_state(clean)
     assert _milvus_rows(crashed) == _milvus_rows(clean)

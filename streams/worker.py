@@ -45,6 +45,7 @@ log = logging.getLogger(__name__)
 
 TP = tuple[str, int]
 _MAX_ATTEMPTS = 5  # for errors that are not transient: then the record is dead-lettered
+_HAND_OVER_DRAIN_S = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -346,7 +347,13 @@ class Worker:
         self._hand_over(partitions, commit=False)
 
     def _hand_over(self, partitions: list[TopicPartition], *, commit: bool) -> None:
-        """Finish what can be finished for departing partitions, commit it, forget the rest."""
+        """Finish what can be finished for departing partitions, commit it, forget the rest.
+
+        The callback returns only when that is over: once it returns the partitions
+        belong to another member, and a commit of ours for them after that point
+        (our member id and generation are still valid) would replay its outputs twice.
+        Each step is bounded (the drain by a timeout, Kafka and Milvus calls by theirs).
+        """
         if self._loop is None or not partitions:
             return
         future = asyncio.run_coroutine_threadsafe(
@@ -354,14 +361,15 @@ class Worker:
             self._loop,
         )
         try:
-            future.result(timeout=self._config.shutdown_timeout_s + 30)
+            future.result()
         except Exception:
             log.exception("hand-over of %s failed; the new owner replays it", partitions)
 
     async def _release_partitions(self, gone: set[TP], commit: bool) -> None:
         keys = [k for k in self._scheduler.keys() if isinstance(k, tuple) and k[:2] in gone]
         if commit:
-            await self._scheduler.drain(keys, timeout=self._config.shutdown_timeout_s)
+            # What is not finished by then is replayed by the new owner.
+            await self._scheduler.drain(keys, timeout=_HAND_OVER_DRAIN_S)
             try:
                 await self._commit()
             except Exception:

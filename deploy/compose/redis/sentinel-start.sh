@@ -8,5 +8,10 @@ if [ ! -f "$conf" ]; then
   # Peers find each other by this name, which survives the container being recreated.
   echo "sentinel announce-ip $(cat /etc/hostname)" >> "$conf"
 fi
+# Sentinels start before the Redis nodes (which ask them for their role), but a config naming
+# a host that does not resolve yet fails to load: wait until the nodes' containers exist.
+for node in $REDIS_NODES; do
+  until getent hosts "$node" >/dev/null; do sleep 1; done
+done
 # The image's entrypoint owns /data for the redis user and drops root before exec.
 exec docker-entrypoint.sh redis-server "$conf" --sentinel

@@ -93,7 +93,7 @@ async def run_worker(
     settings: Settings, stop: asyncio.Event, *, instance: str | None = None
 ) -> None:
     health = Health()
-    server = HealthServer(health, settings.metrics_port)
+    server = HealthServer(health, settings.metrics_port, settings.metrics_host)
     server.start()
     log.info("metrics and health on http://127.0.0.1:%d", server.port)
     try:

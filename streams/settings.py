@@ -46,6 +46,8 @@ class Settings(BaseSettings):
     max_message_bytes: int = 1024 * 1024
     max_text_bytes: int = 64 * 1024
     metrics_port: int = 9464
+    # Loopback unless told: /metrics is unauthenticated. Containers set 0.0.0.0.
+    metrics_host: str = "127.0.0.1"
     shutdown_timeout_s: float = 30.0
 
     # matching

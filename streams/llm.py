@@ -159,6 +159,7 @@ class CircuitBreaker:
         self._failures = 0
         self._opened_at = 0.0
         self._probing = False
+        self._calls: set[object] = set()
         BREAKER_STATE.set(self._state)
 
     @property
@@ -182,14 +183,18 @@ class CircuitBreaker:
     def succeeded(self, probe: bool) -> None:
         if probe or self._state is BreakerState.CLOSED:
             self._failures = 0
+            self._calls.clear()
             self._probing = False
             self._set(BreakerState.CLOSED)
 
-    def failed(self, probe: bool) -> None:
+    def failed(self, probe: bool, call: object = None) -> None:
         if probe:
             self._probing = False
             self._open()
-        elif self._state is BreakerState.CLOSED:
+        elif self._state is BreakerState.CLOSED and (call is None or call not in self._calls):
+            # One call retrying is one failing request, not a failing provider.
+            if call is not None:
+                self._calls.add(call)
             self._failures += 1
             if self._failures >= self._threshold:
                 self._open()
@@ -299,6 +304,7 @@ class ModelClient:
         """One Messages call within the retry budget; raises a :class:`ModelError`."""
         request = _Request(list(system), list(messages), max_tokens, list(tools), tool_choice)
         retries = 0
+        call = object()
         while True:
             try:
                 probe = self._breaker.admit()
@@ -306,7 +312,7 @@ class ModelClient:
                 ERRORS.labels(purpose, CircuitOpen.kind).inc()
                 CALLS.labels(purpose, CircuitOpen.kind).inc()
                 raise
-            outcome = await self._attempt(purpose, probe, request)
+            outcome = await self._attempt(purpose, probe, request, call)
             if isinstance(outcome, Message):
                 return outcome
             if retries >= self._retry.max_retries:
@@ -320,16 +326,18 @@ class ModelClient:
             await self._sleep(self._retry.delay(retries, self._rng, outcome.retry_after))
             retries += 1
 
-    async def _attempt(self, purpose: str, probe: bool, request: _Request) -> Message | _Failure:
+    async def _attempt(
+        self, purpose: str, probe: bool, request: _Request, call: object
+    ) -> Message | _Failure:
         """One HTTP request: the message, or a retryable failure (anything else raises)."""
         try:
             message = await self._send(purpose, request)
         except anthropic.APIStatusError as exc:
-            return self._failed(purpose, probe, _classify_status(exc))
+            return self._failed(purpose, probe, _classify_status(exc), call)
         except anthropic.APITimeoutError:
-            return self._failed(purpose, probe, _TIMEOUT)
+            return self._failed(purpose, probe, _TIMEOUT, call)
         except anthropic.APIConnectionError:
-            return self._failed(purpose, probe, _CONNECTION)
+            return self._failed(purpose, probe, _CONNECTION, call)
         except (anthropic.APIResponseValidationError, json.JSONDecodeError) as exc:
             self._breaker.succeeded(probe)  # the provider answered, however badly
             raise self._malformed(purpose, str(exc)) from None
@@ -360,11 +368,11 @@ class ModelClient:
                 IN_FLIGHT.dec()
                 REQUEST_SECONDS.labels(purpose).observe(time.perf_counter() - started)
 
-    def _failed(self, purpose: str, probe: bool, failure: _Failure) -> _Failure:
+    def _failed(self, purpose: str, probe: bool, failure: _Failure, call: object) -> _Failure:
         """Count a failed attempt; raise :class:`ModelRejected` if retrying cannot help."""
         ERRORS.labels(purpose, failure.kind).inc()
         if failure.counts_against_provider:
-            self._breaker.failed(probe)
+            self._breaker.failed(probe, call)
         elif failure.retryable:
             self._breaker.released(probe)
         else:

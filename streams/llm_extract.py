@@ -27,6 +27,7 @@ from typing import Any
 
 from anthropic.types import Message, MessageParam, TextBlockParam, ToolParam
 from prometheus_client import Counter
+from pydantic import ValidationError
 
 from processors.model import stable_id
 from processors.schema import AttributeSchema
@@ -199,22 +200,27 @@ class AnthropicExtractor:
         else:
             outcome = "kept"
             category = spec.category
+        try:
+            candidate = CandidateFact(
+                schema="candidate/1",
+                candidate_id=stable_id("llm", observation.observation_id, str(i)),
+                subject_id=observation.subject_id,
+                attribute=attribute,
+                value=value,
+                text=text,
+                category=category,
+                observed_at=observation.observed_at,
+                valid_from=_instant(valid_from, observation.observed_at),
+                source=observation.source,
+                confidence=0.8 if confidence is None else confidence,
+                importance=0.5 if importance is None else importance,
+                observation_id=observation.observation_id,
+            )
+        except ValidationError:
+            FACT_ITEMS.labels("dropped").inc()
+            return None
         FACT_ITEMS.labels(outcome).inc()
-        return CandidateFact(
-            schema="candidate/1",
-            candidate_id=stable_id("llm", observation.observation_id, str(i)),
-            subject_id=observation.subject_id,
-            attribute=attribute,
-            value=value,
-            text=text,
-            category=category,
-            observed_at=observation.observed_at,
-            valid_from=_instant(valid_from, observation.observed_at),
-            source=observation.source,
-            confidence=0.8 if confidence is None else confidence,
-            importance=0.5 if importance is None else importance,
-            observation_id=observation.observation_id,
-        )
+        return candidate
 
 
 def _render(observation: Observation) -> str:

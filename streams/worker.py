@@ -28,7 +28,7 @@ from streams import clock, metrics
 from streams.consumed import Consumed
 from streams.deadletter import dead_letter
 from streams.health import Health
-from streams.llm import ModelError
+from streams.llm import CircuitOpen, ModelError
 from streams.offsets import PartitionLedger, Release
 from streams.scheduling import KeyedScheduler
 from streams.transient import is_transient
@@ -46,6 +46,10 @@ log = logging.getLogger(__name__)
 TP = tuple[str, int]
 _MAX_ATTEMPTS = 5  # for errors that are not transient: then the record is dead-lettered
 _HAND_OVER_DRAIN_S = 10.0
+# Under the broker's and the producer's ~1 MB message limit, or the dead letter
+# itself could never be published and every commit would stall behind it.
+_DEADLETTER_VALUE_BYTES = 512 * 1024
+_MODEL_ATTEMPTS = 3  # model calls that failed their whole budget, while others succeed
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +85,7 @@ class Worker:
         self._unpublished: list[tuple[TP, Release]] = []
         self._commit_lock = asyncio.Lock()
         self._paused = False
+        self._extracted_at = 0.0
         self._poll_thread = ThreadPoolExecutor(1, thread_name_prefix="slotwise-poll")
         self._commit_thread = ThreadPoolExecutor(1, thread_name_prefix="slotwise-commit")
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -186,7 +191,8 @@ class Worker:
         try:
             record = decode_record(
                 consumed.value,
-                key=consumed.key,
+                # A keyless record has no subject partition: it must not pass unchecked.
+                key=consumed.key if consumed.key is not None else b"",
                 expect=_EXPECT[topic == self._catalogue.observations],
                 max_message_bytes=self._config.max_message_bytes,
                 max_text_bytes=self._config.max_text_bytes,
@@ -212,11 +218,14 @@ class Worker:
 
     async def _with_retries(self, message: Consumed, record: Record) -> tuple[Outbound, ...]:
         attempt, transient_attempt = 0, 0
+        began = time.monotonic()
         while True:
             try:
                 outputs = await self._handle(record)
                 self._health.ok("write-path")
                 self._health.ok("model")
+                if isinstance(record, Observation):
+                    self._extracted_at = time.monotonic()
                 return outputs
             except asyncio.CancelledError:
                 raise
@@ -224,6 +233,11 @@ class Worker:
                 if not is_transient(exc):
                     # The model answered, but unusably for this record: park it.
                     return (self._dead_letter(message, f"model_{exc.kind}", str(exc), None),)
+                if not isinstance(exc, CircuitOpen):
+                    attempt += 1
+                if attempt >= _MODEL_ATTEMPTS and self._extracted_at > began:
+                    # Other turns were extracted meanwhile: this turn fails, not the provider.
+                    return (self._dead_letter(message, "model_unavailable", str(exc), None),)
                 transient_attempt += 1
                 self._health.failing("model", f"{type(exc).__name__}: {exc}")
                 await asyncio.sleep(_backoff(transient_attempt))
@@ -265,7 +279,7 @@ class Worker:
             message=text,
             field=field,
             at=clock.now(),
-            max_value_bytes=self._config.max_message_bytes,
+            max_value_bytes=min(self._config.max_message_bytes, _DEADLETTER_VALUE_BYTES),
         )
 
     # -------------------------------------------------------------- committing

@@ -1,0 +1,122 @@
+"""What the fake model answers in the benchmarks: a competent extractor and slot matcher.
+
+:func:`bench` plays both calls the worker makes, so that the cascade does the
+work it would do against a real model:
+
+* ``record_facts`` — the facts the offline rules extractor finds in the message
+  (the load generator words every statement so that it does), in the tool's
+  shape; the free-text tail comes back with ``attribute`` null, so it takes the
+  vector fetch and slot-match path;
+* ``answer_slot`` — the number of a neighbour whose text is the candidate's own
+  (a re-mention of the same fact), otherwise NONE: the free-text tail records
+  events ("User visited Kyoto in March."), and two different events never fill
+  one slot.
+
+Start it in its own process, as a remote model would be::
+
+    python -m loadtest.responders --port 8765 --latency-ms 320
+
+This module's ``main`` is :func:`loadtest.fake_anthropic.main` (any
+``--responder`` works), started from here because under ``python -m
+loadtest.fake_anthropic`` the server's reply classes are ``__main__``'s, not
+the ones a responder module imports, and a responder's ``ToolUse`` is then not
+recognised as one.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Sequence
+from datetime import datetime
+from functools import cache
+from typing import Any
+
+from loadtest import fake_anthropic
+from loadtest.fake_anthropic import Reply, ToolUse, default_responder
+from processors.extract import extract_candidates
+from processors.schema import AttributeSchema
+from topics.records import Observation
+
+__all__ = ["bench", "extraction_reply", "main", "slot_reply"]
+
+_RENDERED = re.compile(
+    r"Observation time: (?P<at>\S+).*?\nSpeaker: (?P<speaker>[^\n]*)\nMessage:\n(?P<text>.*)",
+    re.DOTALL,
+)
+_CANDIDATE = re.compile(r'Candidate observation about the user:\n  "(?P<text>.*?)"\n\n', re.DOTALL)
+_LISTED = re.compile(r"^  (?P<number>\d+)\. (?P<text>.*)$", re.MULTILINE)
+
+
+@cache
+def _schema() -> AttributeSchema:
+    return AttributeSchema.load()
+
+
+def _user_text(request: dict[str, Any]) -> str:
+    turns = [m for m in request.get("messages", []) if m.get("role") == "user"]
+    if not turns:
+        return ""
+    content = turns[-1].get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content or [] if isinstance(b, dict))
+
+
+def extraction_reply(request: dict[str, Any]) -> Reply:
+    """The rules extractor's reading of the rendered message, as ``record_facts`` input."""
+    found = _RENDERED.search(_user_text(request))
+    if found is None:
+        return ToolUse({"facts": []})
+    observation = Observation(
+        observation_id="fake-model",
+        subject_id="fake-model",
+        speaker=found["speaker"].strip() or "user",
+        text=found["text"],
+        observed_at=datetime.fromisoformat(found["at"]),
+    )
+    facts = [
+        {
+            "attribute": c.attribute,
+            "value": c.value,
+            "text": c.text,
+            "category": c.category,
+            "valid_from": c.valid_from.isoformat() if c.valid_from is not None else None,
+            "confidence": c.confidence,
+            "importance": c.importance,
+        }
+        for c in extract_candidates(observation, _schema())
+    ]
+    return ToolUse({"facts": facts})
+
+
+def slot_reply(request: dict[str, Any]) -> Reply:
+    """The number of the neighbour that states the candidate's own fact, or NONE."""
+    question = _user_text(request)
+    candidate = _CANDIDATE.search(question)
+    if candidate is not None:
+        wanted = candidate["text"].strip().casefold()
+        for listed in _LISTED.finditer(question):
+            if listed["text"].strip().casefold() == wanted:
+                return ToolUse({"memory": int(listed["number"])})
+    return ToolUse({"memory": "NONE"})
+
+
+def bench(request: dict[str, Any]) -> Reply:
+    forced = (request.get("tool_choice") or {}).get("name")
+    if forced == "record_facts":
+        return extraction_reply(request)
+    if forced == "answer_slot":
+        return slot_reply(request)
+    return default_responder(request)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if "--responder" not in arguments:
+        arguments += ["--responder", "loadtest.responders:bench"]
+    fake_anthropic.main(arguments)
+
+
+if __name__ == "__main__":
+    main()

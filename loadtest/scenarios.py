@@ -1,0 +1,434 @@
+"""The throughput scenarios of ``python -m loadtest``: exact, cascade and soak.
+
+Each scenario run starts from nothing (a fresh :class:`~loadtest.runner.Bench`),
+pre-loads its input, starts one worker and follows it until everything is
+applied, and returns its figures. Input is pre-loaded before the worker
+starts, so the producer never competes with the worker for the CPU and the
+worker's rate is its own: the *sustained* rate is taken between 10 % and 90 %
+of the input, leaving out the group join at the start and the last commit.
+
+* ``exact`` — structured candidates only (no free-text tail), offline models:
+  every candidate takes the exact key join. The same run measures the
+  physical ceiling (:mod:`loadtest.baseline`) on topics of its own, first,
+  and reports slotwise / ceiling.
+* ``cascade`` — chat observations through the fake model at 320 ms: model
+  extraction, then the exact join for the schematized facts and vector fetch
+  plus a slot-match call for the free-text tail.
+* ``soak`` — a million structured candidates: the worker's resident set
+  sampled all along (its slope over the second half), and Milvus search
+  latency measured through :class:`~sinks.milvus_index.MilvusIndex` near the
+  start and at the end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import random
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from loadtest.baseline import measure_ceiling
+from loadtest.generator import WorkloadConfig, Write, generate
+from loadtest.measure import overall_rate, slope, sustained_rate
+from loadtest.producer import Publishable, publish
+from loadtest.results import Figure, percentile
+from loadtest.runner import (
+    Bench,
+    BenchError,
+    RssSampler,
+    WorkerProcess,
+    cpu_seconds,
+    metric_total,
+    rss_bytes,
+)
+from processors.ports import Embedder
+from processors.schema import AttributeSchema
+from sinks.milvus_index import MilvusIndex
+from streams.settings import Settings
+from topics.admin import delete_topics, ensure_topics
+from topics.catalogue import Catalogue
+
+__all__ = [
+    "Follower",
+    "Options",
+    "RunResult",
+    "cascade",
+    "exact",
+    "preload",
+    "profiled",
+    "soak",
+]
+
+_MB = 1024 * 1024
+_DECISIONS = ("ADD", "SUPERSEDE", "UPDATE", "NOOP", "REVIEW")
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """What every scenario run is told; None means the scenario's own default."""
+
+    settings: Settings
+    workdir: Path
+    partitions: int = 12
+    count: int | None = None
+    subjects: int | None = None
+    duration_s: float | None = None
+    latency_ms: float = 320.0
+    llm_concurrency: int = 256
+    max_in_flight: int = 5_000
+    baseline: bool = True
+    baseline_records: int = 20_000
+    seed: int = 42
+    deadline_s: float = 1_800.0
+    profile_dir: Path | None = None
+    progress: bool = False
+    run: int = 0
+
+    def sized(self, count: int, subjects: int) -> tuple[int, int]:
+        return self.count or count, self.subjects or subjects
+
+    def worker_env(self) -> dict[str, str]:
+        return {"SLOTWISE_MAX_IN_FLIGHT": str(self.max_in_flight)}
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    figures: list[Figure]
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+SCHEMA = AttributeSchema.load()
+
+
+def workload(
+    options: Options, count: int, subjects: int, *, free_text_rate: float = 0.22
+) -> list[Write]:
+    """The generator's mix; subject ids unique to this run."""
+    config = WorkloadConfig(
+        subjects=subjects, count=count, seed=options.seed,
+        subject_prefix=f"b{uuid.uuid4().hex[:6]}", free_text_rate=free_text_rate,
+    )  # fmt: skip
+    return list(generate(config, SCHEMA))
+
+
+def preload(
+    bench: Bench, topic: str, records: Iterable[Publishable], total: int, *, progress: bool = False
+) -> None:
+    report = publish(
+        records,
+        bench.settings.kafka_bootstrap,
+        topic,
+        rate=None,
+        total=total,
+        track=False,
+        progress=progress,
+    )
+    if report.delivered != total:
+        raise BenchError(f"pre-load delivered {report.delivered} of {total}: {report.errors}")
+
+
+class Follower:
+    """Samples a progress count until it reaches a level: ``(seconds, done)`` from one clock."""
+
+    def __init__(
+        self, progress: Callable[[], int], workers: Sequence[WorkerProcess], every_s: float = 0.5
+    ) -> None:
+        self.samples: list[tuple[float, float]] = []
+        self._progress = progress
+        self._workers = workers
+        self._every_s = every_s
+        self._started = time.monotonic()
+
+    def until(self, level: int, deadline_s: float) -> float:
+        """Sample until ``level`` is reached; the time it was, on the follower's clock."""
+        give_up = time.monotonic() + deadline_s
+        while True:
+            done = self._progress()
+            at = time.monotonic() - self._started
+            self.samples.append((at, done))
+            if done >= level:
+                return at
+            for worker in self._workers:
+                worker.check_alive()
+            if time.monotonic() > give_up:
+                tails = "\n".join(w.log_tail(20) for w in self._workers)
+                raise BenchError(f"progress {done} of {level} after {deadline_s:.0f} s:\n{tails}")
+            time.sleep(self._every_s)
+
+
+@contextmanager
+def profiled(options: Options, worker: WorkerProcess, name: str) -> Iterator[Path | None]:
+    """py-spy on the worker while the block runs (collapsed stacks), if a folder was given."""
+    if options.profile_dir is None:
+        yield None
+        return
+    options.profile_dir.mkdir(parents=True, exist_ok=True)
+    path = options.profile_dir / f"{name}-run{options.run}.txt"
+    spy = subprocess.Popen(
+        ["py-spy", "record", "--pid", str(worker.pid), "--rate", "100", "--nonblocking",
+         "--format", "raw", "--output", str(path)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        yield path
+    finally:
+        spy.send_signal(signal.SIGINT)  # py-spy writes its output on SIGINT
+        try:
+            spy.wait(60)
+        except subprocess.TimeoutExpired:
+            spy.kill()
+            spy.wait(10)
+
+
+class Cpu:
+    """The CPU a process uses from now on, per record."""
+
+    def __init__(self, pid: int) -> None:
+        self._pid = pid
+        self._start = cpu_seconds(pid) or 0.0
+
+    def per_record_ms(self, records: int) -> float:
+        used = (cpu_seconds(self._pid) or self._start) - self._start
+        return used / records * 1000 if records else math.nan
+
+
+def decision_figures(metrics: dict[str, float], total: int) -> list[Figure]:
+    figures = []
+    for decision in _DECISIONS:
+        n = metric_total(metrics, "slotwise_decisions_total", decision=decision)
+        figures.append(
+            Figure(f"decisions: {decision.lower()}", n / total if total else math.nan, "per record")
+        )
+    return figures
+
+
+# -- exact ---------------------------------------------------------------------
+
+
+def exact(options: Options) -> RunResult:
+    count, subjects = options.sized(30_000, 1_000)
+    writes = workload(options, count, subjects, free_text_rate=0.0)
+    ceiling = _ceiling(options) if options.baseline else {}
+    with Bench(options.settings, options.workdir, options.partitions) as bench:
+        topic = bench.catalogue.candidates
+        preload(bench, topic, (w.candidate() for w in writes), count, progress=options.progress)
+        worker = bench.worker(env=options.worker_env())
+        worker.wait_healthy()
+        follower = Follower(lambda: bench.committed_count(topic), [worker])
+        cpu = Cpu(worker.pid)
+        with profiled(options, worker, "exact"):
+            follower.until(count, options.deadline_s)
+        worker_ms = cpu.per_record_ms(count)
+        metrics = worker.metrics()
+        rss = rss_bytes(worker.pid)
+    sustained = sustained_rate(follower.samples, count)
+    figures = [
+        Figure("candidates", count, "records"),
+        Figure("subjects", subjects, "subjects"),
+        Figure("sustained throughput", sustained, "candidates/s"),
+        Figure("overall throughput", overall_rate(follower.samples, count), "candidates/s"),
+        Figure("worker CPU per candidate", worker_ms, "ms"),
+    ]
+    for mode, rate in ceiling.items():
+        figures += [
+            Figure(f"baseline ({mode})", rate, "records/s"),
+            Figure(f"slotwise / baseline ({mode})", sustained / rate, "ratio"),
+        ]
+    figures += [
+        *decision_figures(metrics, count),
+        Figure("worker RSS at end", (rss or 0) / _MB, "MB"),
+    ]
+    return RunResult(figures, {"progress": follower.samples})
+
+
+def _ceiling(options: Options) -> dict[str, float]:
+    """The physical ceiling, measured now on topics of its own."""
+    settings = options.settings
+    catalogue = Catalogue(
+        prefix=f"bench-{uuid.uuid4().hex[:8]}-baseline", partitions=options.partitions
+    )
+    ensure_topics(settings.kafka_bootstrap, catalogue, settings.replication_factor)
+    try:
+        ceilings = measure_ceiling(
+            settings.kafka_bootstrap,
+            settings.redis_url,
+            catalogue,
+            records=options.baseline_records,
+            runs=1,
+        )
+    finally:
+        delete_topics(settings.kafka_bootstrap, [spec.name for spec in catalogue.specs()])
+    return {mode: ceiling.rate for mode, ceiling in ceilings.items()}
+
+
+# -- cascade -------------------------------------------------------------------
+
+
+def cascade(options: Options) -> RunResult:
+    count, subjects = options.sized(6_000, 1_000)
+    writes = workload(options, count, subjects)
+    subject_ids = sorted({w.subject_id for w in writes})
+    with Bench(options.settings, options.workdir, options.partitions) as bench:
+        model = bench.fake_model(options.latency_ms, "loadtest.responders:bench")
+        topic = bench.catalogue.observations
+        preload(bench, topic, (w.observation() for w in writes), count, progress=options.progress)
+        worker = bench.worker(
+            env={**options.worker_env(), **bench.model_env(model, options.llm_concurrency)}
+        )
+        worker.wait_healthy()
+        follower = Follower(lambda: bench.applied_observations(subject_ids), [worker])
+        cpu = Cpu(worker.pid)
+        with profiled(options, worker, "cascade"):
+            follower.until(count, options.deadline_s)
+        Follower(lambda: bench.committed_count(topic), [worker]).until(count, 120)
+        worker_ms = cpu.per_record_ms(count)
+        metrics = worker.metrics()
+    return RunResult(
+        [
+            Figure("observations", count, "records"),
+            Figure("subjects", subjects, "subjects"),
+            Figure("model latency", options.latency_ms, "ms"),
+            Figure(
+                "sustained throughput", sustained_rate(follower.samples, count), "observations/s"
+            ),
+            Figure("overall throughput", overall_rate(follower.samples, count), "observations/s"),
+            Figure("worker CPU per observation", worker_ms, "ms"),
+            *llm_figures(metrics, count),
+            *decision_figures(metrics, count),
+        ],
+        {"progress": follower.samples},
+    )
+
+
+def llm_figures(metrics: dict[str, float], observations: int) -> list[Figure]:
+    """Model calls (and HTTP attempts) per observation, by purpose."""
+    figures = []
+    for purpose in ("extract", "slot_match"):
+        calls = metric_total(metrics, "slotwise_llm_calls_total", purpose=purpose)
+        attempts = metric_total(metrics, "slotwise_llm_request_seconds_count", purpose=purpose)
+        figures += [
+            Figure(f"LLM calls per observation: {purpose}", calls / observations, "calls"),
+            Figure(f"LLM attempts per observation: {purpose}", attempts / observations, "requests"),
+        ]
+    total = metric_total(metrics, "slotwise_llm_calls_total")
+    figures.append(Figure("LLM calls per observation", total / observations, "calls"))
+    return figures
+
+
+# -- soak ----------------------------------------------------------------------
+
+
+def soak(options: Options) -> RunResult:
+    count, subjects = options.sized(1_000_000, 10_000)
+    config = WorkloadConfig(
+        subjects=subjects,
+        count=count,
+        seed=options.seed,
+        subject_prefix=f"b{uuid.uuid4().hex[:6]}",
+        free_text_rate=0.0,
+    )
+    probes = _probes(config, 40)
+    embedder = _embedder(options.settings)
+    with Bench(options.settings, options.workdir, options.partitions) as bench:
+        topic = bench.catalogue.candidates
+        candidates = (w.candidate() for w in generate(config, SCHEMA))
+        preload(bench, topic, candidates, count, progress=options.progress)
+        worker = bench.worker(env=options.worker_env())
+        worker.wait_healthy()
+        sampler = RssSampler(worker.pid, every_s=5.0).start()
+        try:
+            follower = Follower(lambda: bench.committed_count(topic), [worker], every_s=2.0)
+            follower.until(max(1, count // 50), options.deadline_s)
+            early = _search_latency(bench, embedder, probes)
+            follower.until(count, options.deadline_s)
+            late = _search_latency(bench, embedder, probes)
+        finally:
+            sampler.stop()
+    rss = sampler.samples
+    second_half = [(t, b / _MB) for t, b in rss if t >= rss[-1][0] / 2] if rss else []
+    per_hour = slope(second_half) * 3600
+    sustained = sustained_rate(follower.samples, count)
+    return RunResult(
+        [
+            Figure("candidates", count, "records"),
+            Figure("subjects", subjects, "subjects"),
+            Figure("sustained throughput", sustained, "candidates/s"),
+            Figure("overall throughput", overall_rate(follower.samples, count), "candidates/s"),
+            Figure("worker RSS at 10 %", _rss_at(rss, 0.1) / _MB, "MB"),
+            Figure("worker RSS at 50 %", _rss_at(rss, 0.5) / _MB, "MB"),
+            Figure("worker RSS at end", _rss_at(rss, 1.0) / _MB, "MB"),
+            Figure("worker RSS max", max((b for _, b in rss), default=0) / _MB, "MB"),
+            Figure("RSS slope, second half", per_hour, "MB/hour"),
+            Figure(
+                "RSS slope, second half, per million",
+                per_hour / 3600 / sustained * 1e6 if sustained else math.nan,
+                "MB/1M candidates",
+            ),
+            Figure("Milvus search p50 at start", percentile(early, 50) * 1000, "ms"),
+            Figure("Milvus search p99 at start", percentile(early, 99) * 1000, "ms"),
+            Figure("Milvus search p50 at end", percentile(late, 50) * 1000, "ms"),
+            Figure("Milvus search p99 at end", percentile(late, 99) * 1000, "ms"),
+            Figure(
+                "Milvus search p99 end / start",
+                percentile(late, 99) / percentile(early, 99),
+                "ratio",
+            ),
+        ],
+        {"progress": follower.samples, "rss": rss, "search_start_s": early, "search_end_s": late},
+    )
+
+
+def _rss_at(samples: Sequence[tuple[float, int]], fraction: float) -> float:
+    if not samples:
+        return math.nan
+    at = samples[-1][0] * fraction
+    return float(next((b for t, b in samples if t >= at), samples[-1][1]))
+
+
+def _probes(config: WorkloadConfig, n: int) -> list[tuple[str, str]]:
+    """``(subject, fact text)`` pairs to search with: one per subject, subjects spread out."""
+    rng = random.Random(config.seed)
+    sample = replace(config, count=min(config.count, 5 * n))
+    writes = list(generate(sample, SCHEMA))
+    return [(w.subject_id, w.fact_text) for w in rng.sample(writes, min(n, len(writes)))]
+
+
+def _embedder(settings: Settings) -> Embedder:
+    from streams.embedder import make_embedder  # noqa: PLC0415 -- loads the model: soak only
+
+    return make_embedder(settings)
+
+
+def _search_latency(
+    bench: Bench, embedder: Embedder, probes: Sequence[tuple[str, str]]
+) -> list[float]:
+    """Seconds per ``nearest`` call, each probe once; query vectors embedded beforehand."""
+    embedder.embed([text for _, text in probes])  # warm the cache: time the search only
+
+    async def measure() -> list[float]:
+        index = MilvusIndex(
+            bench.settings.milvus_uri,
+            embedder,
+            alias=bench.milvus_alias,
+            prefix=bench.milvus_prefix,
+        )
+        await index.setup()
+        try:
+            timings = []
+            for subject, text in probes:
+                started = time.perf_counter()
+                await index.nearest(subject, text, k=5, floor=0.15)
+                timings.append(time.perf_counter() - started)
+            return timings
+        finally:
+            await index.close()
+
+    return asyncio.run(measure())

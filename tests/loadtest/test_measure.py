@@ -1,0 +1,118 @@
+"""Pure parts of the benchmarks: rates, latencies, spreads, the fake model's answers, profiles."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from loadtest.fake_anthropic import ToolUse
+from loadtest.generator import WorkloadConfig, generate
+from loadtest.measure import latencies, overall_rate, slope, summarize_runs, sustained_rate
+from loadtest.profiles import read_collapsed
+from loadtest.responders import bench
+from loadtest.results import Figure
+from processors.model import Neighbour
+from processors.schema import AttributeSchema
+from processors.slot_match import render_question
+from streams.llm_extract import _render
+from topics.records import CandidateFact, Fact
+
+SCHEMA = AttributeSchema.load()
+
+
+def test_sustained_rate_leaves_out_start_up_and_tail() -> None:
+    # Nothing for 10 s (group join), then 100 records/s, then a slow last commit.
+    samples = [(0.0, 0), (10.0, 0), *((10.0 + s, 100 * s) for s in range(1, 11)), (20.0, 1_000)]
+    samples.append((30.0, 1_000))
+    assert sustained_rate(samples, 1_000) == pytest.approx(100.0)
+    assert overall_rate(samples, 1_000) == pytest.approx(100.0)
+    assert math.isnan(sustained_rate([(0.0, 0), (1.0, 10)], 1_000))
+
+
+def test_overall_rate_counts_from_the_sample_before_the_first_progress() -> None:
+    samples = [(0.0, 0), (5.0, 0), (6.0, 500), (10.0, 1_000)]
+    assert overall_rate(samples, 1_000) == pytest.approx(1_000 / 5.0)
+
+
+def test_latencies_are_measured_over_what_was_seen_and_count_the_rest_missing() -> None:
+    produced = {f"o{i}": float(i) for i in range(100)}
+    seen = {f"o{i}": i + 0.01 * (i + 1) for i in range(99)}
+    found = latencies(produced, seen)
+    assert (found.count, found.missing) == (99, 1)
+    assert found.p50 == pytest.approx(0.5)
+    assert found.max == pytest.approx(0.99)
+    assert found.p50 <= found.p95 <= found.p99 <= found.max
+
+
+def test_slope_is_least_squares() -> None:
+    assert slope([(0, 100.0), (10, 110.0), (20, 120.0)]) == pytest.approx(1.0)
+    assert math.isnan(slope([(0, 1.0)]))
+
+
+def test_runs_summarize_to_median_and_range_in_first_seen_order() -> None:
+    runs = [
+        [Figure("rate", 10.0, "r/s"), Figure("note", "x")],
+        [Figure("rate", 30.0, "r/s"), Figure("note", "x")],
+        [Figure("rate", 20.0, "r/s"), Figure("extra", 1)],
+    ]
+    rate, note, extra = summarize_runs(runs)
+    assert (rate.name, rate.median, rate.low, rate.high) == ("rate", 20.0, 10.0, 30.0)
+    assert rate.shown() == ("20.000", "10.000 - 30.000")
+    assert note.median is None and note.shown() == ("x", "")
+    assert extra.values == (None, None, 1)
+
+
+def _request(tool: str, content: str) -> dict[str, object]:
+    return {"tool_choice": {"type": "tool", "name": tool},
+            "messages": [{"role": "user", "content": content}]}  # fmt: skip
+
+
+def test_the_fake_model_extracts_what_the_rules_extractor_reads() -> None:
+    writes = list(generate(WorkloadConfig(subjects=5, count=60, seed=7), SCHEMA))
+    for write in writes:
+        reply = bench(_request("record_facts", _render(write.observation())))
+        assert isinstance(reply, ToolUse)
+        facts = reply.input["facts"]
+        assert facts, write.statement
+        if write.kind == "free_text":
+            assert facts[0]["attribute"] is None
+        else:
+            assert (facts[0]["attribute"], facts[0]["value"]) == (write.attribute, write.value)
+
+
+def _fact(text: str) -> Fact:
+    write = next(generate(WorkloadConfig(subjects=1, count=1), SCHEMA))
+    return Fact(
+        fact_id=f"f-{abs(hash(text))}", subject_id=write.subject_id, attribute=None, value=None,
+        text=text, category="travel", status="current", valid_from=write.observed_at,
+        observed_at=write.observed_at, recorded_at=write.observed_at, source="chat",
+        confidence=0.9, importance=0.4, candidate_id="c",
+    )  # fmt: skip
+
+
+def test_the_fake_model_matches_a_restated_fact_and_nothing_else() -> None:
+    write = next(generate(WorkloadConfig(subjects=1, count=1), SCHEMA))
+    candidate = CandidateFact(
+        candidate_id="c1", subject_id=write.subject_id, attribute=None, value=None,
+        text="User visited Kyoto in March.", observed_at=write.observed_at,
+    )  # fmt: skip
+    others = [Neighbour(_fact("User visited Hanoi in May."), 0.8)]
+    same = [*others, Neighbour(_fact("User visited Kyoto in March."), 0.99)]
+    assert bench(_request("answer_slot", render_question(candidate, same))) == ToolUse(
+        {"memory": 2}
+    )
+    assert bench(_request("answer_slot", render_question(candidate, others))) == ToolUse(
+        {"memory": "NONE"}
+    )
+
+
+def test_collapsed_stacks_give_own_and_total_shares() -> None:
+    profile = read_collapsed([
+        "main (app.py:1);work (app.py:5);redis (r.py:9) 30",
+        "main (app.py:1);work (app.py:6) 10",
+        "not a stack line",
+    ])  # fmt: skip
+    assert profile.samples == 40
+    assert profile.top(1) == [("redis (r.py)", 0.75)]
+    assert dict(profile.top(3, by="total"))["work (app.py)"] == 1.0

@@ -119,8 +119,7 @@ def _parser(settings: Settings) -> argparse.ArgumentParser:
     parser.add_argument(
         "--max-in-flight",
         type=int,
-        default=5_000,
-        help="the worker's records in flight before it pauses fetching",
+        help="the worker's records in flight before it pauses fetching (default: the product's)",
     )
     parser.add_argument("--partitions", type=int, default=settings.partitions)
     parser.add_argument(

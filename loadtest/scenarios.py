@@ -83,7 +83,7 @@ class Options:
     duration_s: float | None = None
     latency_ms: float = 320.0
     llm_concurrency: int = 256
-    max_in_flight: int = 5_000
+    max_in_flight: int | None = None
     baseline: bool = True
     baseline_records: int = 20_000
     seed: int = 42
@@ -96,6 +96,9 @@ class Options:
         return self.count or count, self.subjects or subjects
 
     def worker_env(self) -> dict[str, str]:
+        """Overrides of the product defaults the worker runs with (none unless asked)."""
+        if self.max_in_flight is None:
+            return {}
         return {"SLOTWISE_MAX_IN_FLIGHT": str(self.max_in_flight)}
 
 
@@ -343,7 +346,7 @@ def soak(options: Options) -> RunResult:
         preload(bench, topic, candidates, count, progress=options.progress)
         worker = bench.worker(env=options.worker_env())
         worker.wait_healthy()
-        sampler = RssSampler(worker.pid, every_s=5.0).start()
+        sampler = RssSampler(worker.pid, every_s=1.0).start()
         try:
             follower = Follower(lambda: bench.committed_count(topic), [worker], every_s=2.0)
             follower.until(max(1, count // 50), options.deadline_s)

@@ -384,8 +384,14 @@ class Bench:
             client.close()
 
     def _drop_milvus(self) -> None:
-        for attempt in range(3):
-            client = MilvusClient(uri=self.settings.milvus_uri, grpc_options=GRPC_OPTIONS)
+        for attempt in range(5):
+            try:
+                client = MilvusClient(uri=self.settings.milvus_uri, grpc_options=GRPC_OPTIONS)
+            except MilvusException:
+                if attempt == 4:
+                    raise
+                time.sleep(3)  # a busy Milvus Lite server can miss a connection deadline
+                continue
             try:
                 if self.milvus_alias in client.list_aliases().get("aliases", []):
                     client.drop_alias(self.milvus_alias)
@@ -394,9 +400,9 @@ class Bench:
                         client.drop_collection(name)
                 return
             except MilvusException:
-                if attempt == 2:
+                if attempt == 4:
                     raise
-                time.sleep(2)
+                time.sleep(3)
             finally:
                 client.close()
 

@@ -17,7 +17,12 @@ Writes buffer: ``add()`` does no I/O, ``flush()`` embeds and upserts off the
 event loop and keeps the buffer if anything fails, so the worker's commit
 fails with it. Milvus Lite searches un-flushed rows by brute force over its
 memtable, so a Milvus ``flush`` is issued every ``flush_every`` rows written
-(``python -m loadtest.milvus_flush`` measures the trade-off).
+(``python -m loadtest.milvus_flush`` measures the trade-off), but at most once
+every ``min_flush_interval_s``: a flush costs Milvus Lite 100-400 ms of CPU
+whatever its size, so at a thousand rows a second a flush per 250 rows spent
+more CPU than the worker itself (3.3 ms per row against 0.3 ms unflushed,
+measured in docs/performance.md), while a flush a second bounds the memtable
+to one second of writes.
 
 Every search filters on ``subject_id`` (the partition key) and then drops any
 hit of another subject anyway, counting it: a subject must never see another
@@ -30,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -116,9 +122,11 @@ class MilvusIndex:
         alias: str = "facts_current",
         prefix: str = "facts",
         flush_every: int = 250,
+        min_flush_interval_s: float = 1.0,
         batch_size: int = 64,
         timeout_s: float = 10.0,
         clock: Callable[[], datetime] = _utc_now,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         if flush_every < 1 or batch_size < 1:
             raise ValueError("flush_every and batch_size must be at least 1")
@@ -135,6 +143,9 @@ class MilvusIndex:
         self._collection: str | None = None
         self._pending: dict[str, VectorRow] = {}
         self._unflushed = 0
+        self._min_flush_interval_s = min_flush_interval_s
+        self._monotonic = monotonic
+        self._flushed_at = monotonic()
         self._lock = asyncio.Lock()
 
     @property
@@ -384,9 +395,12 @@ class MilvusIndex:
             ]
             client.upsert(collection, data, timeout=self._timeout_s)
             self._unflushed += len(batch)
-            if self._unflushed >= self._flush_every:
+            now = self._monotonic()
+            due = now - self._flushed_at >= self._min_flush_interval_s
+            if self._unflushed >= self._flush_every and due:
                 client.flush(collection, timeout=self._timeout_s)
                 self._unflushed = 0
+                self._flushed_at = now
 
     def _search_sync(
         self, collection: str, subject_id: str, text: str, k: int

@@ -14,6 +14,7 @@ exactly once, whatever crashes and replays happen in between.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -112,6 +113,7 @@ class TransactionalPublisher:
                     key=message.key,
                     headers=list(message.headers),
                 )
+                self._producer.poll(0)  # serve delivery reports as they come
                 return
             except BufferError:
                 # The local queue is full: serve delivery reports to make room.
@@ -121,10 +123,17 @@ class TransactionalPublisher:
         error: KafkaError = exc.args[0]
         if error.fatal():
             raise PublisherFenced(f"transactional producer failed fatally: {error}") from exc
-        try:
-            self._producer.abort_transaction(self._timeout)
-        except KafkaException as abort_exc:
-            raise PublisherFenced(f"abort failed after {error}: {abort_exc}") from abort_exc
+        deadline = time.monotonic() + self._timeout
+        while True:
+            try:
+                self._producer.abort_transaction(1.0)
+                break
+            except KafkaException as abort_exc:
+                abort_error: KafkaError = abort_exc.args[0]
+                if abort_error.fatal() or time.monotonic() > deadline:
+                    raise PublisherFenced(f"abort failed after {error}: {abort_exc}") from abort_exc
+                # The abort waits for the purged messages' delivery reports: serve them.
+                self._producer.poll(0.1)
         raise TransactionAborted(f"transaction aborted: {error}") from exc
 
     def _call(self, method: Any, *args: Any) -> None:

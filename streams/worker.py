@@ -45,7 +45,6 @@ log = logging.getLogger(__name__)
 
 TP = tuple[str, int]
 _MAX_ATTEMPTS = 5  # for errors that are not transient: then the record is dead-lettered
-_HAND_OVER_DRAIN_S = 10.0
 # Under the broker's and the producer's ~1 MB message limit, or the dead letter
 # itself could never be published and every commit would stall behind it.
 _DEADLETTER_VALUE_BYTES = 512 * 1024
@@ -86,6 +85,7 @@ class Worker:
         self._commit_lock = asyncio.Lock()
         self._paused = False
         self._extracted_at = 0.0
+        self._group_metadata: object = None
         self._poll_thread = ThreadPoolExecutor(1, thread_name_prefix="slotwise-poll")
         self._commit_thread = ThreadPoolExecutor(1, thread_name_prefix="slotwise-commit")
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -134,12 +134,21 @@ class Worker:
             while not stop.is_set() and not committer.done():
                 self._apply_backpressure()
                 messages = await self._in_thread(
-                    self._poll_thread, self._consumer.consume, 500, 0.1
+                    self._poll_thread, self._poll
                 )
                 for message in messages:
                     self._dispatch(message)
         finally:
             await self._shutdown(committer)
+
+    def _poll(self) -> list[Message]:
+        """One fetch, on the poll thread; rebalance callbacks run inside it."""
+        messages = self._consumer.consume(500, 0.1)
+        # The group metadata is read here, on the thread that runs the callbacks:
+        # asked from the event loop during a rebalance, the call blocks until the
+        # callback returns, and the callback waits for the loop.
+        self._group_metadata = self._consumer.consumer_group_metadata()
+        return messages
 
     async def _shutdown(self, committer: asyncio.Task[None]) -> None:
         """Stop fetching, drain in-flight events, commit, close; a fenced publisher still closes."""
@@ -328,7 +337,7 @@ class Worker:
                     self._publisher.commit,
                     messages,
                     partitions,
-                    self._consumer.consumer_group_metadata(),
+                    self._group_metadata,
                 )
             except TransactionAborted as exc:
                 metrics.COMMIT_FAILURES.labels("aborted").inc()
@@ -355,39 +364,33 @@ class Worker:
             consumer.pause(partitions)
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        self._hand_over(partitions, commit=True)
+        self._hand_over(partitions)
 
     def _on_lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        self._hand_over(partitions, commit=False)
+        self._hand_over(partitions)
 
-    def _hand_over(self, partitions: list[TopicPartition], *, commit: bool) -> None:
-        """Finish what can be finished for departing partitions, commit it, forget the rest.
+    def _hand_over(self, partitions: list[TopicPartition]) -> None:
+        """Forget departing partitions: their unfinished and uncommitted events are replayed
+        by the new owner, whose replays re-emit the stored outputs.
 
-        The callback returns only when that is over: once it returns the partitions
-        belong to another member, and a commit of ours for them after that point
-        (our member id and generation are still valid) would replay its outputs twice.
-        Each step is bounded (the drain by a timeout, Kafka and Milvus calls by theirs).
+        Nothing is committed here. A transaction's offset commit made during a cooperative
+        rebalance is refused (ILLEGAL_GENERATION), and one landing after the partitions
+        moved would publish their outputs twice. The callback returns only once a commit
+        already under way is over and the partitions are out of every later one.
         """
         if self._loop is None or not partitions:
             return
         future = asyncio.run_coroutine_threadsafe(
-            self._release_partitions({(tp.topic, tp.partition) for tp in partitions}, commit),
+            self._release_partitions({(tp.topic, tp.partition) for tp in partitions}),
             self._loop,
         )
         try:
             future.result()
         except Exception:
-            log.exception("hand-over of %s failed; the new owner replays it", partitions)
+            log.exception("releasing %s failed", partitions)
 
-    async def _release_partitions(self, gone: set[TP], commit: bool) -> None:
+    async def _release_partitions(self, gone: set[TP]) -> None:
         keys = [k for k in self._scheduler.keys() if isinstance(k, tuple) and k[:2] in gone]
-        if commit:
-            # What is not finished by then is replayed by the new owner.
-            await self._scheduler.drain(keys, timeout=_HAND_OVER_DRAIN_S)
-            try:
-                await self._commit()
-            except Exception:
-                log.exception("commit at revocation failed; the new owner replays it")
         await self._scheduler.cancel(keys)
         async with self._commit_lock:
             self._unpublished = [(tp, r) for tp, r in self._unpublished if tp not in gone]

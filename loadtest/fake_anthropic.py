@@ -443,4 +443,8 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # Run the package's module, not this __main__ copy: a responder from another module
+    # returns loadtest.fake_anthropic.ToolUse, which this copy's classes would not match.
+    from loadtest.fake_anthropic import main as package_main
+
+    package_main()

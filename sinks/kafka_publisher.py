@@ -77,6 +77,7 @@ class TransactionalPublisher:
             },
         )
         self._ready = False
+        self._aborting = False
 
     def init(self) -> None:
         """Fence older instances with the same transactional id; blocking."""
@@ -92,6 +93,8 @@ class TransactionalPublisher:
         """Publish ``messages`` and commit ``offsets`` for the group, all or nothing; blocking."""
         if not self._ready:
             self.init()
+        if self._aborting:
+            self._finish_abort("an earlier transaction")
         self._call(self._producer.begin_transaction)
         try:
             for message in messages:
@@ -123,18 +126,26 @@ class TransactionalPublisher:
         error: KafkaError = exc.args[0]
         if error.fatal():
             raise PublisherFenced(f"transactional producer failed fatally: {error}") from exc
+        self._aborting = True
+        self._finish_abort(str(error))
+        raise TransactionAborted(f"transaction aborted: {error}") from exc
+
+    def _finish_abort(self, cause: str) -> None:
+        """Abort the open transaction; while the broker is away, leave it for the next try."""
         deadline = time.monotonic() + self._timeout
         while True:
             try:
                 self._producer.abort_transaction(1.0)
-                break
+                self._aborting = False
+                return
             except KafkaException as abort_exc:
                 abort_error: KafkaError = abort_exc.args[0]
-                if abort_error.fatal() or time.monotonic() > deadline:
-                    raise PublisherFenced(f"abort failed after {error}: {abort_exc}") from abort_exc
+                if abort_error.fatal():
+                    raise PublisherFenced(f"abort failed after {cause}: {abort_exc}") from abort_exc
+                if time.monotonic() > deadline:
+                    raise TransactionAborted(f"abort pending after {cause}: {abort_exc}") from None
                 # The abort waits for the purged messages' delivery reports: serve them.
                 self._producer.poll(0.1)
-        raise TransactionAborted(f"transaction aborted: {error}") from exc
 
     def _call(self, method: Any, *args: Any) -> None:
         try:

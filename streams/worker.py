@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, Message, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
 from sinks.kafka_publisher import PublisherFenced, TransactionAborted, TransactionalPublisher
 from streams import clock, metrics
@@ -45,6 +45,7 @@ log = logging.getLogger(__name__)
 
 TP = tuple[str, int]
 _MAX_ATTEMPTS = 5  # for errors that are not transient: then the record is dead-lettered
+_BROKER_PROBE_S = 5.0
 # Under the broker's and the producer's ~1 MB message limit, or the dead letter
 # itself could never be published and every commit would stall behind it.
 _DEADLETTER_VALUE_BYTES = 512 * 1024
@@ -295,10 +296,14 @@ class Worker:
 
     async def _commit_loop(self, stop: asyncio.Event) -> None:
         failures = 0
+        probed = 0.0
         while not stop.is_set():
             await asyncio.sleep(
                 self._config.commit_interval_s if not failures else _backoff(failures)
             )
+            if time.monotonic() - probed > _BROKER_PROBE_S:
+                probed = time.monotonic()
+                await self._probe_broker()
             try:
                 await self._commit()
                 failures = 0
@@ -307,6 +312,14 @@ class Worker:
             except Exception as exc:
                 failures += 1
                 log.warning("commit failed (%s); retrying with the same batch", exc)
+
+    async def _probe_broker(self) -> None:
+        """An idle worker commits nothing, so it would not notice the broker is gone."""
+        try:
+            await asyncio.to_thread(self._consumer.list_topics, self._catalogue.candidates, 5.0)
+            self._health.ok("kafka-broker")
+        except KafkaException as exc:
+            self._health.failing("kafka-broker", exc)
 
     async def _commit(self) -> None:
         async with self._commit_lock:

@@ -33,6 +33,11 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+# Another producer with this transactional id has taken over: this process is a zombie.
+_FENCED_CODES = frozenset(
+    {KafkaError._FENCED, KafkaError.PRODUCER_FENCED, KafkaError.INVALID_PRODUCER_EPOCH}
+)
+
 
 class PublishError(RuntimeError):
     pass
@@ -43,7 +48,12 @@ class TransactionAborted(PublishError):
 
 
 class PublisherFenced(PublishError):
-    pass
+    """The producer is unusable. ``by_another`` when a newer instance with the same
+    transactional id took over: then this process must stop, not start a new producer."""
+
+    def __init__(self, message: str, *, error: KafkaError) -> None:
+        super().__init__(message)
+        self.by_another = error.code() in _FENCED_CODES
 
 
 def idempotent_producer(bootstrap: str, **overrides: Any) -> Producer:
@@ -68,16 +78,24 @@ class TransactionalPublisher:
     ) -> None:
         self._catalogue = catalogue
         self._timeout = timeout_s
-        self._producer = idempotent_producer(
-            bootstrap,
-            **{
-                "transactional.id": transactional_id,
-                "transaction.timeout.ms": 60_000,
-                "message.timeout.ms": 50_000,
-            },
-        )
+        self._config: dict[str, Any] = {
+            "transactional.id": transactional_id,
+            "transaction.timeout.ms": 60_000,
+            "message.timeout.ms": 50_000,
+        }
+        self._bootstrap = bootstrap
+        self._producer = idempotent_producer(bootstrap, **self._config)
         self._ready = False
         self._aborting = False
+
+    def renew(self) -> None:
+        """Replace a producer that failed fatally (say, in a broker restart) with a new one
+        of the same transactional id, whose ``init`` aborts whatever the old one left open."""
+        self._producer.purge()
+        self._producer = idempotent_producer(self._bootstrap, **self._config)
+        self._ready = False
+        self._aborting = False
+        self.init()
 
     def init(self) -> None:
         """Fence older instances with the same transactional id; blocking."""
@@ -125,7 +143,9 @@ class TransactionalPublisher:
     def _abort(self, exc: KafkaException) -> None:
         error: KafkaError = exc.args[0]
         if error.fatal():
-            raise PublisherFenced(f"transactional producer failed fatally: {error}") from exc
+            raise PublisherFenced(
+                f"transactional producer failed fatally: {error}", error=error
+            ) from exc
         self._aborting = True
         self._finish_abort(str(error))
         raise TransactionAborted(f"transaction aborted: {error}") from exc
@@ -141,7 +161,9 @@ class TransactionalPublisher:
             except KafkaException as abort_exc:
                 abort_error: KafkaError = abort_exc.args[0]
                 if abort_error.fatal():
-                    raise PublisherFenced(f"abort failed after {cause}: {abort_exc}") from abort_exc
+                    raise PublisherFenced(
+                        f"abort failed after {cause}: {abort_exc}", error=abort_error
+                    ) from abort_exc
                 if time.monotonic() > deadline:
                     raise TransactionAborted(f"abort pending after {cause}: {abort_exc}") from None
                 # The abort waits for the purged messages' delivery reports: serve them.
@@ -153,7 +175,7 @@ class TransactionalPublisher:
         except KafkaException as exc:
             error: KafkaError = exc.args[0]
             if error.fatal():
-                raise PublisherFenced(str(error)) from exc
+                raise PublisherFenced(str(error), error=error) from exc
             raise TransactionAborted(str(error)) from exc
 
     def close(self) -> None:

@@ -131,15 +131,15 @@ class Worker:
         )
         self._health.started()
         committer = asyncio.create_task(self._commit_loop(stop), name="slotwise-commit")
+        watcher = asyncio.create_task(self._watch_broker(stop), name="slotwise-broker-watch")
         try:
             while not stop.is_set() and not committer.done():
                 self._apply_backpressure()
-                messages = await self._in_thread(
-                    self._poll_thread, self._poll
-                )
+                messages = await self._in_thread(self._poll_thread, self._poll)
                 for message in messages:
                     self._dispatch(message)
         finally:
+            watcher.cancel()
             await self._shutdown(committer)
 
     def _poll(self) -> list[Message]:
@@ -296,30 +296,43 @@ class Worker:
 
     async def _commit_loop(self, stop: asyncio.Event) -> None:
         failures = 0
-        probed = 0.0
         while not stop.is_set():
             await asyncio.sleep(
                 self._config.commit_interval_s if not failures else _backoff(failures)
             )
-            if time.monotonic() - probed > _BROKER_PROBE_S:
-                probed = time.monotonic()
-                await self._probe_broker()
             try:
                 await self._commit()
                 failures = 0
-            except PublisherFenced:
-                raise
+            except PublisherFenced as exc:
+                if exc.by_another:
+                    raise
+                # The batch was not committed; a new producer publishes it again.
+                failures += 1
+                log.warning("transactional producer failed (%s); starting a new one", exc)
+                self._health.failing("kafka", exc)
+                try:
+                    await self._in_thread(self._commit_thread, self._publisher.renew)
+                except Exception as renew_exc:
+                    log.warning("could not start a new producer yet: %s", renew_exc)
             except Exception as exc:
                 failures += 1
                 log.warning("commit failed (%s); retrying with the same batch", exc)
 
-    async def _probe_broker(self) -> None:
-        """An idle worker commits nothing, so it would not notice the broker is gone."""
-        try:
-            await asyncio.to_thread(self._consumer.list_topics, self._catalogue.candidates, 5.0)
-            self._health.ok("kafka-broker")
-        except KafkaException as exc:
-            self._health.failing("kafka-broker", exc)
+    async def _watch_broker(self, stop: asyncio.Event) -> None:
+        """Ask the broker for metadata every few seconds and report the answer on /healthz.
+
+        An idle worker commits nothing, and a busy one can wait a minute in a
+        transaction call, so neither would notice soon that the broker is gone.
+        """
+        while not stop.is_set():
+            try:
+                await asyncio.to_thread(
+                    self._consumer.list_topics, self._catalogue.candidates, _BROKER_PROBE_S
+                )
+                self._health.ok("kafka-broker")
+            except KafkaException as exc:
+                self._health.failing("kafka-broker", exc)
+            await asyncio.sleep(_BROKER_PROBE_S)
 
     async def _commit(self) -> None:
         async with self._commit_lock:

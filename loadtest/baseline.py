@@ -86,7 +86,12 @@ def preload(
     config = WorkloadConfig(subjects=subjects, count=records, seed=seed, subject_prefix="baseline")
     candidates = (w.candidate() for w in generate(config, AttributeSchema.load()))
     report = publish(
-        candidates, bootstrap, catalogue.candidates, rate=None, total=records, track=False,
+        candidates,
+        bootstrap,
+        catalogue.candidates,
+        rate=None,
+        total=records,
+        track=False,
         progress=False,
     )
     if report.delivered != records:
@@ -249,7 +254,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     ensure_topics(args.bootstrap, catalogue, settings.replication_factor)
     try:
         ceilings = measure_ceiling(
-            args.bootstrap, args.redis_url, catalogue, records=args.records, runs=args.runs,
+            args.bootstrap,
+            args.redis_url,
+            catalogue,
+            records=args.records,
+            runs=args.runs,
             modes=modes,
         )
     finally:

@@ -100,8 +100,9 @@ Responder = Callable[[dict[str, Any]], Reply]
 
 
 def rate_limited(retry_after: float | None = None) -> Failure:
-    return Failure(429, "rate_limit_error", "Number of requests has exceeded your rate limit",
-                   retry_after)
+    return Failure(
+        429, "rate_limit_error", "Number of requests has exceeded your rate limit", retry_after
+    )
 
 
 def overloaded() -> Failure:
@@ -132,8 +133,11 @@ class RecordedRequest:
     @property
     def user_text(self) -> str:
         """The text of every user turn, joined: what the per-call prompt said."""
-        return "\n".join(_texts(m.get("content")) for m in self.body.get("messages", [])
-                         if m.get("role") == "user")
+        return "\n".join(
+            _texts(m.get("content"))
+            for m in self.body.get("messages", [])
+            if m.get("role") == "user"
+        )
 
     @property
     def forced_tool(self) -> str | None:
@@ -162,10 +166,21 @@ def default_responder(request: dict[str, Any]) -> Reply:
         said = said.split(_MESSAGE_MARKER, 1)[-1].strip()
         if not said:
             return ToolUse({"facts": []})
-        return ToolUse({"facts": [{
-            "attribute": None, "value": None, "text": f"User said: {said[:200]}",
-            "category": "misc", "valid_from": None, "confidence": 0.5, "importance": 0.3,
-        }]})
+        return ToolUse(
+            {
+                "facts": [
+                    {
+                        "attribute": None,
+                        "value": None,
+                        "text": f"User said: {said[:200]}",
+                        "category": "misc",
+                        "valid_from": None,
+                        "confidence": 0.5,
+                        "importance": 0.3,
+                    }
+                ]
+            }
+        )
     if forced:
         return ToolUse({})
     return Text("OK")
@@ -197,8 +212,9 @@ class FakeAnthropic:
         port: int = 0,
         record_limit: int | None = 10_000,
     ) -> None:
-        self._state = _State(responder=responder, latency_s=latency_s,
-                             requests=deque(maxlen=record_limit))
+        self._state = _State(
+            responder=responder, latency_s=latency_s, requests=deque(maxlen=record_limit)
+        )
         self._address = (host, port)
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -237,8 +253,9 @@ class FakeAnthropic:
         handler = type("_BoundHandler", (_Handler,), {"state": self._state})
         self._server = ThreadingHTTPServer(self._address, handler)
         self._server.block_on_close = False
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
-                                        name="fake-anthropic", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), name="fake-anthropic", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -311,10 +328,15 @@ class _Handler(BaseHTTPRequestHandler):
             return
         state = self.state
         with state.lock:
-            state.requests.append(RecordedRequest(
-                path=self.path, headers={k.lower(): v for k, v in self.headers.items()},
-                body=body, raw=raw, received_at=time.monotonic(),
-            ))
+            state.requests.append(
+                RecordedRequest(
+                    path=self.path,
+                    headers={k.lower(): v for k, v in self.headers.items()},
+                    body=body,
+                    raw=raw,
+                    received_at=time.monotonic(),
+                )
+            )
             state.in_flight += 1
             state.max_concurrent = max(state.max_concurrent, state.in_flight)
             scripted = state.script.popleft() if state.script else None
@@ -345,18 +367,27 @@ class _Handler(BaseHTTPRequestHandler):
         serial = next(self.state.ids)
         if isinstance(reply, ToolUse):
             name = reply.name or (body.get("tool_choice") or {}).get("name") or _first_tool(body)
-            content: list[dict[str, Any]] = [{
-                "type": "tool_use", "id": f"toolu_fake{serial:08d}", "name": name,
-                "input": reply.input,
-            }]
+            content: list[dict[str, Any]] = [
+                {
+                    "type": "tool_use",
+                    "id": f"toolu_fake{serial:08d}",
+                    "name": name,
+                    "input": reply.input,
+                }
+            ]
             stop_reason = "tool_use"
         else:
             content = [{"type": "text", "text": reply.text}]
             stop_reason = "end_turn"
         return {
-            "id": f"msg_fake{serial:08d}", "type": "message", "role": "assistant",
-            "model": body.get("model"), "content": content, "stop_reason": stop_reason,
-            "stop_sequence": None, "usage": self._usage(body, content),
+            "id": f"msg_fake{serial:08d}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model"),
+            "content": content,
+            "stop_reason": stop_reason,
+            "stop_sequence": None,
+            "usage": self._usage(body, content),
         }
 
     def _usage(self, body: dict[str, Any], content: list[dict[str, Any]]) -> dict[str, Any]:
@@ -381,16 +412,23 @@ class _Handler(BaseHTTPRequestHandler):
         }
 
     def _send_error(self, failure: Failure) -> None:
-        payload = {"type": "error", "error": {"type": failure.error_type,
-                                               "message": failure.message},
-                   "request_id": f"req_fake{next(self.state.ids):08d}"}
+        payload = {
+            "type": "error",
+            "error": {"type": failure.error_type, "message": failure.message},
+            "request_id": f"req_fake{next(self.state.ids):08d}",
+        }
         headers = {}
         if failure.retry_after is not None:
             headers["retry-after"] = f"{failure.retry_after:g}"
         self._write(failure.status, json.dumps(payload).encode(), headers=headers)
 
-    def _write(self, status: int, payload: bytes, content_type: str = "application/json",
-               headers: dict[str, str] | None = None) -> None:
+    def _write(
+        self,
+        status: int,
+        payload: bytes,
+        content_type: str = "application/json",
+        headers: dict[str, str] | None = None,
+    ) -> None:
         self.send_response(status, _phrase(status))
         self.send_header("content-type", content_type)
         self.send_header("content-length", str(len(payload)))
@@ -423,17 +461,25 @@ def _load_responder(spec: str) -> Responder:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m loadtest.fake_anthropic",
-                                     description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser = argparse.ArgumentParser(
+        prog="python -m loadtest.fake_anthropic",
+        description=__doc__.split("\n\n")[0] if __doc__ else None,
+    )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--latency-ms", type=float, default=320.0)
-    parser.add_argument("--responder", default=None,
-                        help="module:function answering (request_json) -> Reply")
+    parser.add_argument(
+        "--responder", default=None, help="module:function answering (request_json) -> Reply"
+    )
     args = parser.parse_args(argv)
     responder = _load_responder(args.responder) if args.responder else default_responder
-    fake = FakeAnthropic(responder=responder, latency_s=args.latency_ms / 1000, host=args.host,
-                         port=args.port, record_limit=0)
+    fake = FakeAnthropic(
+        responder=responder,
+        latency_s=args.latency_ms / 1000,
+        host=args.host,
+        port=args.port,
+        record_limit=0,
+    )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())

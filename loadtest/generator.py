@@ -144,25 +144,94 @@ _PHRASING: dict[str, _Phrasing] = {
 }
 
 # Pools are disjoint as whole words, so a value found in a text names one slot.
-_FIRST = ("Maria", "João", "Lena", "Tomás", "Priya", "Kenji", "Amara", "Lucas", "Sofia",
-          "Noah", "Elif", "Mateo", "Zara", "Ivan", "Chloe", "Omar", "Hana", "Felix")
-_LAST = ("Silva", "Costa", "Novak", "Okafor", "Tanaka", "Müller", "Haddad", "Larsen",
-         "Moreau", "Rossi", "Kowalski", "Nguyen", "Santos", "Fischer", "Reyes")
+_FIRST = (
+    "Maria",
+    "João",
+    "Lena",
+    "Tomás",
+    "Priya",
+    "Kenji",
+    "Amara",
+    "Lucas",
+    "Sofia",
+    "Noah",
+    "Elif",
+    "Mateo",
+    "Zara",
+    "Ivan",
+    "Chloe",
+    "Omar",
+    "Hana",
+    "Felix",
+)
+_LAST = (
+    "Silva",
+    "Costa",
+    "Novak",
+    "Okafor",
+    "Tanaka",
+    "Müller",
+    "Haddad",
+    "Larsen",
+    "Moreau",
+    "Rossi",
+    "Kowalski",
+    "Nguyen",
+    "Santos",
+    "Fischer",
+    "Reyes",
+)
 _DOMAINS = ("example.com", "mail.example.org", "inbox.example.net")
 _POOLS: dict[str, tuple[Value, ...]] = {
     "preferred_name": ("Ace", "Bee", "Kit", "Sunny", "Jojo", "Pip", "Moss", "Wren"),
-    "home_city": ("Lisbon", "Porto", "Berlin", "Munich", "Toronto", "Austin", "Denver",
-                  "Madrid", "Osaka", "Curitiba"),
+    "home_city": (
+        "Lisbon",
+        "Porto",
+        "Berlin",
+        "Munich",
+        "Toronto",
+        "Austin",
+        "Denver",
+        "Madrid",
+        "Osaka",
+        "Curitiba",
+    ),
     "home_country": ("Portugal", "Germany", "Canada", "Spain", "Japan", "Brazil", "Ireland"),
-    "employer": ("Stripe", "Datadog", "Shopify", "Atlassian", "Spotify", "Canva", "Zalando",
-                 "Klarna", "Twilio", "Figma"),
-    "job_title": ("data engineer", "product manager", "nurse", "teacher", "software architect",
-                  "pharmacist", "backend developer", "designer"),
+    "employer": (
+        "Stripe",
+        "Datadog",
+        "Shopify",
+        "Atlassian",
+        "Spotify",
+        "Canva",
+        "Zalando",
+        "Klarna",
+        "Twilio",
+        "Figma",
+    ),
+    "job_title": (
+        "data engineer",
+        "product manager",
+        "nurse",
+        "teacher",
+        "software architect",
+        "pharmacist",
+        "backend developer",
+        "designer",
+    ),
     "plan": ("Free", "Pro", "Team", "Enterprise"),
     "diet": ("vegetarian", "vegan", "pescatarian", "keto"),
     "allergies": ("peanuts", "shellfish", "penicillin", "pollen", "latex", "sesame"),
-    "languages": ("Portuguese", "German", "French", "Spanish", "Japanese", "Italian",
-                  "Mandarin", "Hindi"),
+    "languages": (
+        "Portuguese",
+        "German",
+        "French",
+        "Spanish",
+        "Japanese",
+        "Italian",
+        "Mandarin",
+        "Hindi",
+    ),
     "pets": ("dog", "cat", "parrot", "rabbit", "tortoise", "hamster"),
     "children_count": (1, 2, 3, 4),
     "relationship_status": ("single", "married", "engaged", "divorced"),
@@ -172,9 +241,20 @@ _POOLS: dict[str, tuple[Value, ...]] = {
 # How often each single-valued attribute changes relative to the others: people
 # move and change jobs far more often than they change their name.
 _VOLATILITY: dict[str, float] = {
-    "name": 0.2, "preferred_name": 0.5, "email": 1.0, "phone": 1.0, "home_city": 3.0,
-    "home_country": 1.0, "employer": 3.0, "job_title": 2.0, "plan": 2.0, "diet": 1.0,
-    "children_count": 0.5, "relationship_status": 1.0, "timezone": 1.0, "database": 2.0,
+    "name": 0.2,
+    "preferred_name": 0.5,
+    "email": 1.0,
+    "phone": 1.0,
+    "home_city": 3.0,
+    "home_country": 1.0,
+    "employer": 3.0,
+    "job_title": 2.0,
+    "plan": 2.0,
+    "diet": 1.0,
+    "children_count": 0.5,
+    "relationship_status": 1.0,
+    "timezone": 1.0,
+    "database": 2.0,
 }
 # The free-text tail: (what the user says, the fact, category). No pool value occurs in them.
 _TAIL: tuple[tuple[str, str, str], ...] = (
@@ -330,9 +410,7 @@ def generate(config: WorkloadConfig, schema: AttributeSchema) -> Iterator[Write]
             observed_at = clock
             subject.last_observed_at = clock
         turn = _Turn(subject, seq, observed_at, late, config)
-        write = _compose(
-            kind, turn, singles=singles, multis=multis, rng=rng, fallback=fallback
-        )
+        write = _compose(kind, turn, singles=singles, multis=multis, rng=rng, fallback=fallback)
         subject.writes += 1
         yield write
 
@@ -521,9 +599,7 @@ class Tally:
         return shares
 
 
-def tallied(
-    writes: Iterable[Write], schema: AttributeSchema, tally: Tally
-) -> Iterator[Write]:
+def tallied(writes: Iterable[Write], schema: AttributeSchema, tally: Tally) -> Iterator[Write]:
     """Pass the writes through, recording each in ``tally`` (one pass for a soak)."""
     for write in writes:
         tally.record(write, schema)

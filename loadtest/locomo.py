@@ -139,9 +139,7 @@ def observations(
     for turn in turns:
         by_conversation.setdefault(turn.conversation, []).append(turn)
     streams = [
-        (replica, spoken)
-        for replica in range(replicas)
-        for spoken in by_conversation.values()
+        (replica, spoken) for replica in range(replicas) for spoken in by_conversation.values()
     ]
     longest = max((len(spoken) for _, spoken in streams), default=0)
     for index in range(longest):

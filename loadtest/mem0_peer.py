@@ -78,7 +78,8 @@ def responder(request: dict[str, Any]) -> Reply:
         for message in request.get("messages", [])
         if message.get("role") == "user"
         for block in (
-            message["content"] if isinstance(message.get("content"), list)
+            message["content"]
+            if isinstance(message.get("content"), list)
             else [{"text": message.get("content", "")}]
         )
     )
@@ -116,8 +117,11 @@ class Mem0Run:
             changed = sum(1 for values in tally.stated.values() if len(values) > 1)
             figures += [
                 Figure("slots whose value changed", changed, "slots"),
-                Figure("mem0 slots with 2+ current values", len(self.contradictory_slots(tally)),
-                       "slots"),
+                Figure(
+                    "mem0 slots with 2+ current values",
+                    len(self.contradictory_slots(tally)),
+                    "slots",
+                ),
             ]
         return figures
 
@@ -209,13 +213,20 @@ def _memory(*, base_url: str, embedder: Embedder, workdir: Path, model: str) -> 
         # Mem0 builds its embedder from config; it is replaced below and never called.
         embedder={
             "provider": "openai",
-            "config": {"api_key": "unused", "embedding_dims": embedder.dimension,
-                       "openai_base_url": "http://127.0.0.1:9/v1"},
+            "config": {
+                "api_key": "unused",
+                "embedding_dims": embedder.dimension,
+                "openai_base_url": "http://127.0.0.1:9/v1",
+            },
         },
         vector_store={
             "provider": "qdrant",
-            "config": {"path": str(workdir / "qdrant"), "collection_name": "peer",
-                       "embedding_model_dims": embedder.dimension, "on_disk": False},
+            "config": {
+                "path": str(workdir / "qdrant"),
+                "collection_name": "peer",
+                "embedding_model_dims": embedder.dimension,
+                "on_disk": False,
+            },
         },
         # In memory, as slotwise's Redis is: the comparison is of write paths, not of fsyncs.
         history_db_path=":memory:",
@@ -297,7 +308,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             base_url = stack.enter_context(fake).base_url
         workdir = Path(stack.enter_context(TemporaryDirectory(prefix="mem0-peer-")))
         run = run_mem0(
-            observations, base_url=base_url, embedder=embedder, workdir=workdir,
+            observations,
+            base_url=base_url,
+            embedder=embedder,
+            workdir=workdir,
             concurrency=args.concurrency,
         )
     figures = run.figures(tally)

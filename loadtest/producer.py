@@ -245,8 +245,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--prefix", default="lt", help="subject id prefix")
     parser.add_argument("--rate", type=float, default=None, help="records/s; omit for flat out")
-    parser.add_argument("--corpus", type=Path, nargs="?", const=default_path(), default=None,
-                        help="replay LoCoMo turns as observations (default path if no value)")
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        nargs="?",
+        const=default_path(),
+        default=None,
+        help="replay LoCoMo turns as observations (default path if no value)",
+    )
     parser.add_argument("--replicas", type=int, default=10, help="copies of each LoCoMo speaker")
     parser.add_argument("--json", type=Path, help="write the result here")
     args = parser.parse_args(argv)

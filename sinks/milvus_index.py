@@ -74,6 +74,7 @@ GRPC_OPTIONS = {
     "grpc.keepalive_permit_without_calls": False,
 }
 
+
 def model_slug(model_name: str) -> str:
     """``all-MiniLM-L6-v2`` → ``all_minilm_l6_v2``: a valid part of a collection name."""
     slug = re.sub(r"[^a-z0-9]+", "_", model_name.lower()).strip("_")
@@ -465,9 +466,7 @@ class MilvusIndex:
             moved = await self._call(self._move_sync, subject_id, fact_ids, source, target)
         return int(moved)
 
-    def _move_sync(
-        self, subject_id: str, fact_ids: Sequence[str], source: str, target: str
-    ) -> int:
+    def _move_sync(self, subject_id: str, fact_ids: Sequence[str], source: str, target: str) -> int:
         client = self._require_client()
         if not client.has_collection(source):
             return 0

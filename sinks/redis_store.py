@@ -311,9 +311,7 @@ class RedisStore:
                     remaining = deadline - loop.time()
                     if remaining <= 0:
                         return False
-                    message = await pubsub.get_message(
-                        timeout=min(remaining, self._wait_recheck_s)
-                    )
+                    message = await pubsub.get_message(timeout=min(remaining, self._wait_recheck_s))
                     if message is not None and message["data"] == wanted:
                         return True
                 return True

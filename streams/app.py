@@ -40,7 +40,6 @@ class Services:
     write_path: WritePath
 
 
-
 def replica_name(settings: Settings, instance: str | None = None) -> str:
     """Stable across restarts of one replica (a StatefulSet pod name, the host name).
 

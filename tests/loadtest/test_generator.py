@@ -117,18 +117,30 @@ def test_expected_current_is_the_latest_valid_from_ties_by_order() -> None:
 
     def at(seq: int, value: str, valid_from: datetime) -> Write:
         return Write(
-            seq=seq, subject_id="s", session=0, kind="add", attribute="employer", value=value,
-            category="work", statement=f"I work at {value}.", fact_text=f"User works at {value}.",
-            observed_at=valid_from, valid_from=valid_from, out_of_order=False, seed=base.seed,
+            seq=seq,
+            subject_id="s",
+            session=0,
+            kind="add",
+            attribute="employer",
+            value=value,
+            category="work",
+            statement=f"I work at {value}.",
+            fact_text=f"User works at {value}.",
+            observed_at=valid_from,
+            valid_from=valid_from,
+            out_of_order=False,
+            seed=base.seed,
             source="chat",
         )
 
-    tally = _tally([
-        at(0, "Datadog", t0),
-        at(1, "Stripe", t0 + timedelta(days=2)),
-        at(2, "Figma", t0 + timedelta(days=1)),  # arrives late: history
-        at(3, "Canva", t0 + timedelta(days=2)),  # same instant as Stripe, later in the log
-    ])
+    tally = _tally(
+        [
+            at(0, "Datadog", t0),
+            at(1, "Stripe", t0 + timedelta(days=2)),
+            at(2, "Figma", t0 + timedelta(days=1)),  # arrives late: history
+            at(3, "Canva", t0 + timedelta(days=2)),  # same instant as Stripe, later in the log
+        ]
+    )
     assert tally.current == {("s", "employer"): "Canva"}
     assert tally.stated[("s", "employer")] == {"Datadog", "Stripe", "Figma", "Canva"}
 

@@ -65,7 +65,10 @@ def test_mem0_keeps_both_values_of_a_changed_slot(tmp_path: Path) -> None:
     observations = [w.observation() for w in tallied(generate(config, SCHEMA), SCHEMA, tally)]
     with FakeAnthropic(responder=responder) as fake:
         run = run_mem0(
-            observations, base_url=fake.base_url, embedder=HashingEmbedder(), workdir=tmp_path,
+            observations,
+            base_url=fake.base_url,
+            embedder=HashingEmbedder(),
+            workdir=tmp_path,
             concurrency=4,
         )
         asked = fake.requests

@@ -155,9 +155,7 @@ def test_setup_refuses_a_collection_of_another_model(milvus_uri: str, prefix: st
         run(index_of(milvus_uri, prefix, other_dim), nothing)
 
 
-def test_flush_upserts_buffered_rows_idempotently_by_fact_id(
-    milvus_uri: str, prefix: str
-) -> None:
+def test_flush_upserts_buffered_rows_idempotently_by_fact_id(milvus_uri: str, prefix: str) -> None:
     sid = f"user-{uuid.uuid4()}"
 
     async def scenario(index: MilvusIndex) -> list[dict[str, object]]:
@@ -382,8 +380,16 @@ def _start_server(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
     milvus_lite = shutil.which("milvus-lite")
     assert milvus_lite, "the milvus-lite command is not installed"
     server = subprocess.Popen(
-        [milvus_lite, "server", "--data-dir", str(data_dir), "--host", "127.0.0.1",
-         "--port", str(port)],
+        [
+            milvus_lite,
+            "server",
+            "--data-dir",
+            str(data_dir),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

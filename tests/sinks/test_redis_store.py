@@ -153,15 +153,24 @@ def test_replaying_an_event_returns_the_stored_outputs_and_changes_nothing(
 
     async def first(store: RedisStore) -> None:
         await store.apply(
-            sid, "e1", expected_version=0, facts=[fact(sid, "f1")], outputs=b"first",
-            observation_id="o1", now=T0,
+            sid,
+            "e1",
+            expected_version=0,
+            facts=[fact(sid, "f1")],
+            outputs=b"first",
+            observation_id="o1",
+            now=T0,
         )
 
     async def replay(store: RedisStore) -> Any:
         return await store.apply(
-            sid, "e1", expected_version=expected_version,
-            facts=[fact(sid, "f1", value="Other"), fact(sid, "f9")], outputs=b"second",
-            observation_id="o2", now=T0 + timedelta(hours=1),
+            sid,
+            "e1",
+            expected_version=expected_version,
+            facts=[fact(sid, "f1", value="Other"), fact(sid, "f9")],
+            outputs=b"second",
+            observation_id="o2",
+            now=T0 + timedelta(hours=1),
         )
 
     run(redis_url, prefix, first)
@@ -184,8 +193,13 @@ def test_a_stale_expected_version_is_refused_and_writes_nothing(
         before = snapshot(redis_url, prefix)
         # A zombie worker computed against version 0 and writes after its successor.
         outcome = await store.apply(
-            sid, "e2", expected_version=0, facts=[fact(sid, "f2", value="Zombie")],
-            outputs=b"zombie", observation_id="o2", now=T0,
+            sid,
+            "e2",
+            expected_version=0,
+            facts=[fact(sid, "f2", value="Zombie")],
+            outputs=b"zombie",
+            observation_id="o2",
+            now=T0,
         )
         assert outcome.stale and outcome.version == 1 and outcome.stored is None
         assert snapshot(redis_url, prefix) == before
@@ -204,8 +218,13 @@ def test_the_watermark_is_the_last_applied_observation(redis_url: str, prefix: s
         assert await store.watermark(sid) is None
         for version, obs in enumerate(["o1", "o2"]):
             await store.apply(
-                sid, f"m-{obs}", expected_version=version + 1, facts=[], outputs=b"",
-                observation_id=obs, now=T0,
+                sid,
+                f"m-{obs}",
+                expected_version=version + 1,
+                facts=[],
+                outputs=b"",
+                observation_id=obs,
+                now=T0,
             )
         assert await store.watermark(sid) == "o2"
         assert await store.observation_applied(sid, "o1")
@@ -216,9 +235,7 @@ def test_the_watermark_is_the_last_applied_observation(redis_url: str, prefix: s
     run(redis_url, prefix, scenario)
 
 
-def test_wait_returns_as_soon_as_the_observation_is_applied(
-    redis_url: str, prefix: str
-) -> None:
+def test_wait_returns_as_soon_as_the_observation_is_applied(redis_url: str, prefix: str) -> None:
     sid = subject()
 
     async def scenario(store: RedisStore) -> tuple[bool, float]:
@@ -287,12 +304,22 @@ def test_applied_events_and_observation_marks_expire_after_the_retention(
     async def scenario(store: RedisStore) -> None:
         for version in range(5):
             await store.apply(
-                sid, f"old-{version}", expected_version=version, facts=[], outputs=b"x",
-                observation_id=f"o-{version}", now=T0,
+                sid,
+                f"old-{version}",
+                expected_version=version,
+                facts=[],
+                outputs=b"x",
+                observation_id=f"o-{version}",
+                now=T0,
             )
         later = T0 + timedelta(hours=2)
         await store.apply(
-            sid, "new-1", expected_version=5, facts=[], outputs=b"y", observation_id="o-new",
+            sid,
+            "new-1",
+            expected_version=5,
+            facts=[],
+            outputs=b"y",
+            observation_id="o-new",
             now=later,
         )
         # At most prune_batch expired events go per apply, so the hot path stays cheap.
@@ -322,8 +349,12 @@ def test_facts_lists_current_or_all_sorted_with_unslotted_facts(
 
     async def scenario(store: RedisStore) -> None:
         await store.apply(
-            sid, "e1", expected_version=0, facts=[hobby, job, note, diet, old_job],
-            outputs=b"", now=T0,
+            sid,
+            "e1",
+            expected_version=0,
+            facts=[hobby, job, note, diet, old_job],
+            outputs=b"",
+            now=T0,
         )
         assert await store.facts(sid) == [diet, job, hobby]
         assert await store.facts(sid, include_history=True) == [diet, old_job, job, hobby, note]
@@ -366,13 +397,21 @@ def test_erase_removes_every_key_of_the_subject_and_nothing_else(
 
     async def fill(store: RedisStore, sid: str) -> None:
         await store.apply(
-            sid, "e1", expected_version=0, facts=[fact(sid, "f1"), fact(sid, "f2", attribute=None)],
-            outputs=b"x", observation_id="o1", now=T0,
+            sid,
+            "e1",
+            expected_version=0,
+            facts=[fact(sid, "f1"), fact(sid, "f2", attribute=None)],
+            outputs=b"x",
+            observation_id="o1",
+            now=T0,
         )
         await store.apply(
-            sid, "e2", expected_version=1,
+            sid,
+            "e2",
+            expected_version=1,
             facts=[fact(sid, "f1", status="superseded"), fact(sid, "f3", value="Acme")],
-            outputs=b"y", now=T0,
+            outputs=b"y",
+            now=T0,
         )
 
     async def scenario(store: RedisStore) -> tuple[dict[str, int], ...]:
@@ -447,7 +486,11 @@ def test_apply_refuses_facts_about_another_subject(redis_url: str, prefix: str) 
         assert await store.ping()
         with pytest.raises(ValueError, match="not about subject"):
             await store.apply(
-                sid, "e1", expected_version=0, facts=[fact(subject(), "f1")], outputs=b"",
+                sid,
+                "e1",
+                expected_version=0,
+                facts=[fact(subject(), "f1")],
+                outputs=b"",
                 now=T0,
             )
         assert await store.version(sid) == 0

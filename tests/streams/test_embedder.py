@@ -82,8 +82,9 @@ def test_cosines_that_place_the_vector_floor(minilm: MiniLMEmbedder) -> None:
     # Topical relatedness is not slot identity: a compatible pair outscores a conflict.
     assert scores[PAIRS[0][:2]] > scores[PAIRS[1][:2]] + 0.3
     assert scores[PAIRS[5][:2]] > 0.85
-    unrelated = [s for (a, b, kind), s in zip(PAIRS, scores.values(), strict=True)
-                 if kind == "unrelated"]
+    unrelated = [
+        s for (a, b, kind), s in zip(PAIRS, scores.values(), strict=True) if kind == "unrelated"
+    ]
     assert max(unrelated) < 0.4
 
 
@@ -103,11 +104,12 @@ def test_factory() -> None:
     offline = make_embedder(Settings(embedder="minilm"))
     assert isinstance(offline, CachedEmbedder)
     assert (offline.model_name, offline.dimension) == (MiniLMEmbedder.model_name, 384)
-    api = make_embedder(Settings(embedder="openai:text-embedding-3-small"),
-                        api_key=SecretStr("k"))
+    api = make_embedder(Settings(embedder="openai:text-embedding-3-small"), api_key=SecretStr("k"))
     assert (api.model_name, api.dimension) == ("text-embedding-3-small", 1536)
-    assert make_embedder(Settings(embedder="openai:e5-large:1024"),
-                         api_key=SecretStr("k")).dimension == 1024
+    assert (
+        make_embedder(Settings(embedder="openai:e5-large:1024"), api_key=SecretStr("k")).dimension
+        == 1024
+    )
     for setting in ("bert", "openai:mystery-model", "minilm:v3"):
         with pytest.raises(EmbedderMisconfigured):
             make_embedder(Settings(embedder=setting), api_key=SecretStr("k"))
@@ -123,14 +125,22 @@ def test_api_embedder_batches_reorders_and_normalises() -> None:
         assert request.headers["authorization"] == "Bearer secret"
         body = json.loads(request.content)
         bodies.append(body)
-        rows = [{"index": i, "embedding": [float(len(text)), 0.0, 0.0, 1.0]}
-                for i, text in enumerate(body["input"])]
+        rows = [
+            {"index": i, "embedding": [float(len(text)), 0.0, 0.0, 1.0]}
+            for i, text in enumerate(body["input"])
+        ]
         return httpx.Response(200, json={"data": rows[::-1]})  # out of order on purpose
 
-    client = httpx.Client(base_url="https://embeddings.test/v1",
-                          transport=httpx.MockTransport(reply))
-    embedder = OpenAICompatibleEmbedder("text-embedding-3-small", api_key=SecretStr("secret"),
-                                        dimension=4, batch_size=2, client=client)
+    client = httpx.Client(
+        base_url="https://embeddings.test/v1", transport=httpx.MockTransport(reply)
+    )
+    embedder = OpenAICompatibleEmbedder(
+        "text-embedding-3-small",
+        api_key=SecretStr("secret"),
+        dimension=4,
+        batch_size=2,
+        client=client,
+    )
 
     vectors = np.asarray(embedder.embed(["a", "bbb", "cc"]))
 
@@ -148,7 +158,7 @@ def test_throughput(minilm: MiniLMEmbedder) -> None:
         count = 64 if batch == 1 else 256
         started = time.perf_counter()
         for start in range(0, count, batch):
-            minilm.embed(sentences[start:start + batch])
+            minilm.embed(sentences[start : start + batch])
         rate = count / (time.perf_counter() - started)
         print(f"batch {batch:3}: {rate:6.0f} sentences/s")
         assert rate > 5

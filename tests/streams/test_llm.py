@@ -45,17 +45,33 @@ from topics.records import CandidateFact, Fact, Observation
 
 T = TypeVar("T")
 
-SCHEMA = AttributeSchema.parse({
-    "version": "test-1",
-    "attributes": {
-        "employer": {"cardinality": "one", "category": "work", "half_life_days": 720,
-                     "stakes": "normal", "description": "organisation the user works for"},
-        "home_city": {"cardinality": "one", "category": "location", "half_life_days": 1000,
-                      "description": "city the user lives in"},
-        "allergies": {"cardinality": "many", "category": "health", "half_life_days": None,
-                      "stakes": "high", "description": "things the user is allergic to"},
-    },
-})
+SCHEMA = AttributeSchema.parse(
+    {
+        "version": "test-1",
+        "attributes": {
+            "employer": {
+                "cardinality": "one",
+                "category": "work",
+                "half_life_days": 720,
+                "stakes": "normal",
+                "description": "organisation the user works for",
+            },
+            "home_city": {
+                "cardinality": "one",
+                "category": "location",
+                "half_life_days": 1000,
+                "description": "city the user lives in",
+            },
+            "allergies": {
+                "cardinality": "many",
+                "category": "health",
+                "half_life_days": None,
+                "stakes": "high",
+                "description": "things the user is allergic to",
+            },
+        },
+    }
+)
 OBSERVED = datetime(2026, 3, 14, 10, 0, tzinfo=UTC)
 
 
@@ -96,11 +112,18 @@ def run(
     base_url: str | None = None,
 ) -> T:
     async def main() -> T:
-        sdk = anthropic.AsyncAnthropic(api_key="test-key", base_url=base_url or fake.base_url,
-                                       timeout=timeout_s, max_retries=0)
-        client = ModelClient(sdk, model="claude-haiku-4-5", max_concurrency=max_concurrency,
-                             retry=RetryPolicy(max_retries=max_retries), breaker=breaker,
-                             sleep=sleeps or Sleeps(), rng=random.Random(7))
+        sdk = anthropic.AsyncAnthropic(
+            api_key="test-key", base_url=base_url or fake.base_url, timeout=timeout_s, max_retries=0
+        )
+        client = ModelClient(
+            sdk,
+            model="claude-haiku-4-5",
+            max_concurrency=max_concurrency,
+            retry=RetryPolicy(max_retries=max_retries),
+            breaker=breaker,
+            sleep=sleeps or Sleeps(),
+            rng=random.Random(7),
+        )
         try:
             return await scenario(client)
         finally:
@@ -114,28 +137,51 @@ def metric(name: str, **labels: str) -> float:
 
 
 def observation(text: str = "I start at Stripe on Monday.") -> Observation:
-    return Observation.model_validate({
-        "schema": "observation/1", "observation_id": "obs-1", "subject_id": "user-42",
-        "session_id": "s-9", "speaker": "user", "text": text,
-        "observed_at": OBSERVED.isoformat(),
-    })
+    return Observation.model_validate(
+        {
+            "schema": "observation/1",
+            "observation_id": "obs-1",
+            "subject_id": "user-42",
+            "session_id": "s-9",
+            "speaker": "user",
+            "text": text,
+            "observed_at": OBSERVED.isoformat(),
+        }
+    )
 
 
 def candidate(text: str = "User works at Stripe.") -> CandidateFact:
-    return CandidateFact.model_validate({
-        "schema": "candidate/1", "candidate_id": "cand-1", "subject_id": "user-42",
-        "text": text, "observed_at": OBSERVED.isoformat(),
-    })
+    return CandidateFact.model_validate(
+        {
+            "schema": "candidate/1",
+            "candidate_id": "cand-1",
+            "subject_id": "user-42",
+            "text": text,
+            "observed_at": OBSERVED.isoformat(),
+        }
+    )
 
 
 def neighbour(fact_id: str, text: str, similarity: float = 0.6) -> Neighbour:
-    fact = Fact.model_validate({
-        "schema": "fact/1", "fact_id": fact_id, "subject_id": "user-42", "attribute": None,
-        "value": None, "text": text, "category": "work", "status": "current",
-        "valid_from": OBSERVED.isoformat(), "observed_at": OBSERVED.isoformat(),
-        "recorded_at": OBSERVED.isoformat(), "source": "chat", "confidence": 0.9,
-        "importance": 0.5, "candidate_id": f"cand-of-{fact_id}",
-    })
+    fact = Fact.model_validate(
+        {
+            "schema": "fact/1",
+            "fact_id": fact_id,
+            "subject_id": "user-42",
+            "attribute": None,
+            "value": None,
+            "text": text,
+            "category": "work",
+            "status": "current",
+            "valid_from": OBSERVED.isoformat(),
+            "observed_at": OBSERVED.isoformat(),
+            "recorded_at": OBSERVED.isoformat(),
+            "source": "chat",
+            "confidence": 0.9,
+            "importance": 0.5,
+            "candidate_id": f"cand-of-{fact_id}",
+        }
+    )
     return Neighbour(fact=fact, similarity=similarity)
 
 
@@ -173,8 +219,9 @@ def test_rate_limit_honours_retry_after_then_succeeds(fake: FakeAnthropic) -> No
     assert after == before + 1
 
 
-@pytest.mark.parametrize("failure", [overloaded(), server_error(), Failure(503, "api_error")],
-                         ids=["529", "500", "503"])
+@pytest.mark.parametrize(
+    "failure", [overloaded(), server_error(), Failure(503, "api_error")], ids=["529", "500", "503"]
+)
 def test_provider_failure_is_retried_with_jittered_backoff(
     fake: FakeAnthropic, failure: Failure
 ) -> None:
@@ -233,8 +280,9 @@ def test_unreachable_provider_is_a_connection_failure(fake: FakeAnthropic) -> No
     assert answer.error is not None and "connection" in answer.error
 
 
-@pytest.mark.parametrize(("status", "kind"), [(400, "invalid_request_error"),
-                                              (401, "authentication_error")])
+@pytest.mark.parametrize(
+    ("status", "kind"), [(400, "invalid_request_error"), (401, "authentication_error")]
+)
 def test_client_errors_are_not_retried(fake: FakeAnthropic, status: int, kind: str) -> None:
     fake.script(Failure(status, kind), ToolUse({"memory": 1}))
     sleeps = Sleeps()
@@ -284,8 +332,14 @@ def test_failed_probe_reopens_the_breaker(fake: FakeAnthropic) -> None:
         await match(client)  # the probe fails
         assert breaker.state is BreakerState.OPEN
         with pytest.raises(CircuitOpen):
-            await client.create("probe", system=[], messages=[], max_tokens=1, tools=[],
-                                tool_choice={"type": "auto"})
+            await client.create(
+                "probe",
+                system=[],
+                messages=[],
+                max_tokens=1,
+                tools=[],
+                tool_choice={"type": "auto"},
+            )
 
     run(fake, scenario, max_retries=0, breaker=breaker)
     assert len(fake.requests) == 2
@@ -308,8 +362,12 @@ def test_half_open_admits_one_probe_and_ignores_rate_limits() -> None:
     breaker.succeeded(probe=True)
     states.append(breaker.state)
 
-    assert states == [BreakerState.CLOSED, BreakerState.OPEN, BreakerState.HALF_OPEN,
-                      BreakerState.CLOSED]
+    assert states == [
+        BreakerState.CLOSED,
+        BreakerState.OPEN,
+        BreakerState.HALF_OPEN,
+        BreakerState.CLOSED,
+    ]
     assert breaker.admit() is False
 
 
@@ -332,15 +390,19 @@ def test_semaphore_bounds_requests_in_flight() -> None:
 # --- slot matching -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("reply", [
-    ToolUse({"memory": 7}),
-    ToolUse({"memory": 0}),
-    ToolUse({"memory": "fact-7f3c9a1e-0b2d"}),
-    ToolUse({"memory": "Memory 1, probably"}),
-    ToolUse({"answer": 1}),
-    ToolUse({"memory": True}),
-    Text("I think it is memory 1."),
-], ids=["off-list", "zero", "id", "prose", "wrong-key", "bool", "text"])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        ToolUse({"memory": 7}),
+        ToolUse({"memory": 0}),
+        ToolUse({"memory": "fact-7f3c9a1e-0b2d"}),
+        ToolUse({"memory": "Memory 1, probably"}),
+        ToolUse({"answer": 1}),
+        ToolUse({"memory": True}),
+        Text("I think it is memory 1."),
+    ],
+    ids=["off-list", "zero", "id", "prose", "wrong-key", "bool", "text"],
+)
 def test_rejected_answers_count_as_none(fake: FakeAnthropic, reply: ToolUse | Text) -> None:
     fake.script(reply)
     before = metric("slotwise_slot_answers_rejected_total")
@@ -394,9 +456,15 @@ def extract(client: ModelClient) -> Awaitable[list[CandidateFact]]:
 
 
 def fact(**overrides: Any) -> dict[str, Any]:
-    item: dict[str, Any] = {"attribute": "employer", "value": "Stripe",
-                            "text": "User works at Stripe.", "category": "job",
-                            "valid_from": "2026-03-16", "confidence": 0.9, "importance": 0.8}
+    item: dict[str, Any] = {
+        "attribute": "employer",
+        "value": "Stripe",
+        "text": "User works at Stripe.",
+        "category": "job",
+        "valid_from": "2026-03-16",
+        "confidence": 0.9,
+        "importance": 0.8,
+    }
     return {**item, **overrides}
 
 
@@ -415,8 +483,7 @@ def test_extraction_request_caches_the_fixed_prompt(fake: FakeAnthropic) -> None
     assert all(name in system["text"] for name in ("employer", "home_city", "allergies"))
     assert first.forced_tool == "record_facts"
     schema = first.body["tools"][0]["input_schema"]["properties"]["facts"]["items"]
-    assert schema["properties"]["attribute"]["enum"] == ["employer", "home_city", "allergies",
-                                                         None]
+    assert schema["properties"]["attribute"]["enum"] == ["employer", "home_city", "allergies", None]
     assert "Observation time: 2026-03-14T10:00:00+00:00 (Saturday)" in first.user_text
     assert "I start at Stripe on Monday." in first.user_text
     assert "user-42" not in first.raw
@@ -424,17 +491,34 @@ def test_extraction_request_caches_the_fixed_prompt(fake: FakeAnthropic) -> None
 
 
 def test_extraction_validates_items(fake: FakeAnthropic) -> None:
-    fake.script(ToolUse({"facts": [
-        fact(),                                                          # 0 kept
-        fact(attribute="shoe_size", value="44", text="User wears size 44."),  # 1 demoted
-        fact(value=["Stripe", "Datadog"]),                               # 2 dropped
-        fact(confidence="high"),                                         # 3 dropped
-        "User works at Stripe.",                                         # 4 dropped
-        fact(attribute="home_city", value=None, text="User lives somewhere sunny."),  # 5 demoted
-        fact(text="  "),                                                 # 6 dropped
-        fact(attribute=None, value=None, text="User likes long walks.", category="Leisure",
-             valid_from="not a date", confidence=1.7, importance=None),  # 7 kept, repaired
-    ]}))
+    fake.script(
+        ToolUse(
+            {
+                "facts": [
+                    fact(),  # 0 kept
+                    fact(
+                        attribute="shoe_size", value="44", text="User wears size 44."
+                    ),  # 1 demoted
+                    fact(value=["Stripe", "Datadog"]),  # 2 dropped
+                    fact(confidence="high"),  # 3 dropped
+                    "User works at Stripe.",  # 4 dropped
+                    fact(
+                        attribute="home_city", value=None, text="User lives somewhere sunny."
+                    ),  # 5 demoted
+                    fact(text="  "),  # 6 dropped
+                    fact(
+                        attribute=None,
+                        value=None,
+                        text="User likes long walks.",
+                        category="Leisure",
+                        valid_from="not a date",
+                        confidence=1.7,
+                        importance=None,
+                    ),  # 7 kept, repaired
+                ]
+            }
+        )
+    )
 
     candidates = run(fake, extract)
 
@@ -461,9 +545,16 @@ def test_malformed_output_is_retried_once(fake: FakeAnthropic) -> None:
     assert len(fake.requests) == 2
 
 
-@pytest.mark.parametrize("bad", [ToolUse({"facts": "Stripe"}), Text("User works at Stripe."),
-                                 Raw(200, b"{not json"), Raw(200, b'{"surprise": true}')],
-                         ids=["facts-not-list", "text", "not-json", "not-a-message"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        ToolUse({"facts": "Stripe"}),
+        Text("User works at Stripe."),
+        Raw(200, b"{not json"),
+        Raw(200, b'{"surprise": true}'),
+    ],
+    ids=["facts-not-list", "text", "not-json", "not-a-message"],
+)
 def test_malformed_twice_propagates(fake: FakeAnthropic, bad: ToolUse | Text | Raw) -> None:
     fake.script(bad, bad, ToolUse({"facts": [fact()]}))
     before = metric("slotwise_llm_errors_total", purpose="extract", kind="malformed")
@@ -489,8 +580,13 @@ def test_blank_observation_makes_no_call(fake: FakeAnthropic) -> None:
 def test_client_from_settings(fake: FakeAnthropic) -> None:
     with pytest.raises(ModelNotConfigured):
         ModelClient.from_settings(Settings(anthropic_api_key=None))
-    settings = Settings(anthropic_api_key=SecretStr("test-key"), anthropic_base_url=fake.base_url,
-                        llm_model="claude-haiku-4-5", llm_max_concurrency=2, llm_timeout_s=5)
+    settings = Settings(
+        anthropic_api_key=SecretStr("test-key"),
+        anthropic_base_url=fake.base_url,
+        llm_model="claude-haiku-4-5",
+        llm_max_concurrency=2,
+        llm_timeout_s=5,
+    )
     fake.script(rate_limited(retry_after=0.01), ToolUse({"memory": 1}))
 
     async def call() -> SlotAnswer:

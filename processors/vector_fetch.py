@@ -24,6 +24,9 @@ log = logging.getLogger(__name__)
 DROP_REASONS = ("other_subject", "not_current", "unknown", "excluded")
 
 
+_OVERFETCH = 4
+_SCORE_DIGITS = 4
+
 async def vector_fetch(
     search: VectorSearch,
     reader: FactReader,
@@ -44,7 +47,13 @@ async def vector_fetch(
     skip = {fact_id_for(candidate), *exclude}
     subject = candidate.subject_id
     scores: dict[str, float] = {}
-    for fact_id, similarity in await search.nearest(subject, candidate.text, k=k, floor=floor):
+    # Over-fetch, so superseded rows and ties at the k-th place do not decide which
+    # current facts are shown; and compare scores at a precision that the index's
+    # float arithmetic (which differs between growing and sealed segments) cannot
+    # move, so a replay or a rebuild decides exactly as the first run did.
+    hits = await search.nearest(subject, candidate.text, k=k * _OVERFETCH, floor=floor)
+    for fact_id, raw in hits:
+        similarity = round(raw, _SCORE_DIGITS)
         if fact_id in skip:
             drops["excluded"] += 1
         elif fact_id not in scores and similarity >= floor:

@@ -63,11 +63,19 @@ class Cascade:
         self._embedding_model = embedding_model
         self.dropped: Counter[str] = Counter()
 
-    async def resolve(self, candidate: CandidateFact) -> Resolution:
+    async def resolve(
+        self, candidate: CandidateFact, *, reader: FactReader | None = None
+    ) -> Resolution:
+        """Decide ``candidate``; ``reader`` replaces the cascade's own for this one call.
+
+        The write path passes what it already read about the subject, so the
+        exact path costs no further round trip.
+        """
+        reader = reader or self._reader
         # One clock read per candidate: every record it produces carries the same instant.
         now = self._now()
         own = fact_id_for(candidate)
-        if await self._reader.get_facts(candidate.subject_id, [own]):
+        if await reader.get_facts(candidate.subject_id, [own]):
             # A redelivery after the write landed; resolving it again against the newer
             # state would rewrite its own, since retired, record as something else.
             return Resolution(
@@ -78,7 +86,7 @@ class Cascade:
             )
         spec = self._schema.get(candidate.attribute)
         if spec is not None:
-            incumbents = await exact_join(self._reader, candidate)
+            incumbents = await exact_join(reader, candidate)
             return resolve(
                 candidate,
                 spec,
@@ -89,7 +97,7 @@ class Cascade:
             )
         neighbours = await vector_fetch(
             self._search,
-            self._reader,
+            reader,
             candidate,
             k=self._top_k,
             floor=self._floor,

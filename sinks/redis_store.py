@@ -49,10 +49,11 @@ from topics.codec import decode_record, encode_record
 from topics.exceptions import RecordError
 from topics.records import Fact
 
-__all__ = ["ApplyOutcome", "ApplyStatus", "RedisStore"]
+__all__ = ["ApplyOutcome", "ApplyStatus", "RedisStore", "Snapshot"]
 
 DEFAULT_RETENTION = timedelta(days=7)
 _UNSLOTTED = "-"
+_EVERY_SLOT = "*"
 # Kept readable in key names; everything else (notably "{", "}", "%" and the
 # glob characters "*?[]\\") is percent-encoded.
 _SAFE = "!$&'()+,-./:;=@_~"
@@ -107,6 +108,37 @@ class ApplyOutcome:
     @property
     def already_applied(self) -> bool:
         return self.status is ApplyStatus.ALREADY_APPLIED
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """What deciding one event reads about its subject, read in one round trip.
+
+    ``stored`` is the outputs blob of the event if it was applied before (then
+    nothing else was read). Otherwise ``own`` is the fact with the id asked
+    for, if stored, and ``slot`` the current facts of the attribute asked for.
+    A snapshot is a ``processors.ports.FactReader``: it answers what it holds
+    and sends any other read to the store.
+    """
+
+    store: RedisStore
+    subject_id: str
+    version: int
+    stored: bytes | None
+    own_fact_id: str | None
+    own: Fact | None
+    attribute: str | None
+    slot: tuple[Fact, ...]
+
+    async def current_in_slot(self, subject_id: str, attribute: str) -> list[Fact]:
+        if subject_id == self.subject_id and attribute == self.attribute:
+            return list(self.slot)
+        return await self.store.current_in_slot(subject_id, attribute)
+
+    async def get_facts(self, subject_id: str, fact_ids: Sequence[str]) -> list[Fact]:
+        if subject_id == self.subject_id and list(fact_ids) == [self.own_fact_id]:
+            return [self.own] if self.own is not None else []
+        return await self.store.get_facts(subject_id, fact_ids)
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +198,7 @@ class RedisStore:
         self._prune_batch = prune_batch
         self._wait_recheck_s = wait_recheck_s
         self._apply = client.register_script(_script("apply.lua"))
-        self._current = client.register_script(_script("current.lua"))
+        self._lookup = client.register_script(_script("lookup.lua"))
 
     @classmethod
     def from_url(
@@ -211,12 +243,8 @@ class RedisStore:
     # -- FactReader ---------------------------------------------------------
 
     async def current_in_slot(self, subject_id: str, attribute: str) -> list[Fact]:
-        keys = self._keys(subject_id)
-        with _translated("reading a slot"):
-            field = _slot_field(attribute)
-            bodies = await self._current(keys=[keys.slots, keys.current, keys.facts], args=[field])
-        facts = [self._decode(keys.facts, body) for body in bodies]
-        return sorted(facts, key=lambda f: (f.valid_from, f.recorded_at, f.fact_id))
+        seen = await self.snapshot(subject_id, attribute=attribute)
+        return sorted(seen.slot, key=lambda f: (f.valid_from, f.recorded_at, f.fact_id))
 
     async def get_facts(self, subject_id: str, fact_ids: Sequence[str]) -> list[Fact]:
         if not fact_ids:
@@ -225,6 +253,39 @@ class RedisStore:
         with _translated("reading facts"):
             bodies = await self._redis.hmget(keys.facts, list(fact_ids))
         return [self._decode(keys.facts, _raw(body)) for body in bodies if body is not None]
+
+    async def snapshot(
+        self,
+        subject_id: str,
+        event_id: str | None = None,
+        *,
+        own_fact_id: str | None = None,
+        attribute: str | None = None,
+        every_slot: bool = False,
+    ) -> Snapshot:
+        """The subject's version, the event's stored outputs, one fact and one slot, at once.
+
+        The current facts read are those of ``attribute``, or of every slot
+        with ``every_slot``, or none.
+        """
+        keys = self._keys(subject_id)
+        field = _EVERY_SLOT if every_slot else _slot_field(attribute) if attribute else ""
+        with _translated("reading a subject"):
+            reply = await self._lookup(
+                keys=[keys.meta, keys.applied, keys.facts, keys.slots, keys.current],
+                args=[event_id or "", own_fact_id or "", field],
+            )
+        version, stored, own, *bodies = (_raw(part) for part in reply)
+        return Snapshot(
+            store=self,
+            subject_id=subject_id,
+            version=int(version),
+            stored=stored or None,
+            own_fact_id=own_fact_id,
+            own=self._decode(keys.facts, own) if own else None,
+            attribute=attribute,
+            slot=tuple(self._decode(keys.facts, body) for body in bodies),
+        )
 
     # -- the write ----------------------------------------------------------
 
@@ -322,13 +383,13 @@ class RedisStore:
 
     async def facts(self, subject_id: str, *, include_history: bool = False) -> list[Fact]:
         """The subject's current facts (or every fact), by attribute then valid_from."""
-        keys = self._keys(subject_id)
-        with _translated("listing facts"):
-            if include_history:
-                bodies = await self._redis.hvals(keys.facts)
-            else:
-                bodies = await self._current(keys=[keys.slots, keys.current, keys.facts], args=[])
-        facts = [self._decode(keys.facts, _raw(body)) for body in bodies]
+        if include_history:
+            key = self._keys(subject_id).facts
+            with _translated("listing facts"):
+                bodies = await self._redis.hvals(key)
+            facts = [self._decode(key, _raw(body)) for body in bodies]
+        else:
+            facts = list((await self.snapshot(subject_id, every_slot=True)).slot)
         return sorted(
             facts,
             key=lambda f: (f.attribute is None, f.attribute or "", f.valid_from, f.fact_id),

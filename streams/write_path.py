@@ -1,6 +1,8 @@
 """What the worker does with one record: observation → candidates; candidate → state.
 
-A candidate is decided once. Its state change and its outputs (the messages to
+A candidate is decided once. What deciding it reads about the subject (the
+version, a stored outcome, its own fact, its slot) is one store round trip and
+its write another. Its state change and its outputs (the messages to
 publish, the vector rows to index) are stored atomically in Redis under the
 candidate's id; a replay of an applied candidate reads them back instead of
 deciding again, so it re-emits the same messages and re-indexes the same rows.
@@ -15,12 +17,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from sinks.milvus_index import MilvusIndex
-
 from processors.cascade import Cascade
 from processors.model import Resolution, stable_id
 from processors.ports import Extractor
-from sinks.redis_store import RedisStore
+from processors.resolve import fact_id_for
+from sinks.milvus_index import MilvusIndex
+from sinks.redis_store import RedisStore, Snapshot
 from streams.metrics import DECISIONS, STAGE_SECONDS
 from topics.outbound import Outbound, StoredOutputs, record_message
 from topics.records import CandidateFact, Command, Observation
@@ -61,11 +63,7 @@ class WritePath:
         )
 
     async def on_candidate(self, candidate: CandidateFact) -> tuple[Outbound, ...]:
-        subject = candidate.subject_id
-        stored = await self.store.applied(subject, candidate.candidate_id)
-        outputs = (
-            StoredOutputs.decode(stored) if stored is not None else await self._decide(candidate)
-        )
+        outputs = await self._decide(candidate)
         self.index.add(outputs.vectors)
         return outputs.messages
 
@@ -73,14 +71,15 @@ class WritePath:
         # The only command so far is the watermark: every candidate of the
         # observation precedes it in the log, so applying it publishes read-your-writes.
         subject = command.subject_id
-        if await self.store.applied(subject, command.command_id) is not None:
-            return ()
         empty = StoredOutputs.of(()).encode()
         for _ in range(_MAX_STALE_RETRIES):
+            seen = await self.store.snapshot(subject, command.command_id)
+            if seen.stored is not None:
+                return ()
             outcome = await self.store.apply(
                 subject,
                 command.command_id,
-                expected_version=await self.store.version(subject),
+                expected_version=seen.version,
                 facts=(),
                 outputs=empty,
                 observation_id=command.observation_id,
@@ -93,9 +92,11 @@ class WritePath:
     async def _decide(self, candidate: CandidateFact) -> StoredOutputs:
         subject = candidate.subject_id
         for _ in range(_MAX_STALE_RETRIES):
-            version = await self.store.version(subject)
+            seen = await self._snapshot(candidate)
+            if seen.stored is not None:
+                return StoredOutputs.decode(seen.stored)
             started = time.perf_counter()
-            resolution = await self.cascade.resolve(candidate)
+            resolution = await self.cascade.resolve(candidate, reader=seen)
             STAGE_SECONDS.labels("resolve").observe(time.perf_counter() - started)
             outputs = StoredOutputs.of(
                 _messages(resolution),
@@ -107,7 +108,7 @@ class WritePath:
             outcome = await self.store.apply(
                 subject,
                 candidate.candidate_id,
-                expected_version=version,
+                expected_version=seen.version,
                 facts=resolution.facts,
                 outputs=outputs.encode(),
                 now=self.now(),
@@ -122,6 +123,18 @@ class WritePath:
         raise StateMoved(
             f"subject {subject!r} kept changing while deciding {candidate.candidate_id}"
         )
+
+    async def _snapshot(self, candidate: CandidateFact) -> Snapshot:
+        started = time.perf_counter()
+        try:
+            return await self.store.snapshot(
+                candidate.subject_id,
+                candidate.candidate_id,
+                own_fact_id=fact_id_for(candidate),
+                attribute=candidate.attribute,
+            )
+        finally:
+            STAGE_SECONDS.labels("lookup").observe(time.perf_counter() - started)
 
 
 def _messages(resolution: Resolution) -> list[Outbound]:

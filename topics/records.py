@@ -135,7 +135,8 @@ class CandidateFact(_Record):
     schema_: Literal["candidate/1"] = Field("candidate/1", alias="schema")
     candidate_id: Identifier
     subject_id: Identifier
-    attribute: str | None = None
+    # A key of the slot index: control characters (NUL separates its parts) are refused.
+    attribute: Identifier | None = None
     value: Scalar | None = None
     text: str
     category: Category | None = None

@@ -105,6 +105,43 @@ def snapshot(url: str, prefix: str) -> dict[bytes, Any]:
     return state
 
 
+def test_snapshot_reads_what_a_decision_needs_in_one_call(redis_url: str, prefix: str) -> None:
+    sid = subject()
+    datadog = fact(sid, "f1", value="Datadog")
+    allergy = fact(sid, "f2", attribute="allergy", value="peanuts")
+    other = subject()
+    foreign = fact(other, "f9", value="Acme")
+
+    async def scenario(store: RedisStore) -> None:
+        empty = await store.snapshot(sid, "e1", own_fact_id="f1", attribute="employer")
+        assert (empty.version, empty.stored, empty.own, empty.slot) == (0, None, None, ())
+        await store.apply(
+            sid, "e1", expected_version=0, facts=[datadog, allergy], outputs=b"blob-1", now=T0
+        )
+        await store.apply(other, "e9", expected_version=0, facts=[foreign], outputs=b"x", now=T0)
+
+        replay = await store.snapshot(sid, "e1", own_fact_id="f1", attribute="employer")
+        assert replay.stored == b"blob-1" and replay.version == 1
+        assert replay.own is None and replay.slot == ()  # nothing else is read for a replay
+
+        seen = await store.snapshot(sid, "e2", own_fact_id="f1", attribute="employer")
+        assert seen.stored is None and seen.version == 1
+        assert seen.own == datadog and seen.slot == (datadog,)
+        assert (await store.snapshot(sid, "e2", own_fact_id="f7")).own is None
+        assert (await store.snapshot(sid, every_slot=True)).slot in {
+            (datadog, allergy),
+            (allergy, datadog),
+        }
+        # As a FactReader it answers what it holds and asks the store for the rest.
+        assert await seen.get_facts(sid, ["f1"]) == [datadog]
+        assert await seen.current_in_slot(sid, "employer") == [datadog]
+        assert await seen.current_in_slot(sid, "allergy") == [allergy]
+        assert await seen.get_facts(sid, ["f2", "f1"]) == [allergy, datadog]
+        assert await seen.get_facts(other, ["f1", "f9"]) == [foreign]
+
+    run(redis_url, prefix, scenario)
+
+
 def test_apply_writes_facts_slot_index_version_and_outputs(redis_url: str, prefix: str) -> None:
     sid = subject()
     datadog = fact(sid, "f1", value="Datadog")

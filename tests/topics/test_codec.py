@@ -164,6 +164,13 @@ def test_control_characters_in_an_identifier_name_it() -> None:
     assert "control" in str(error)
 
 
+def test_control_characters_in_a_candidate_attribute_name_it() -> None:
+    body = _candidate().model_dump(mode="json", by_alias=True) | {"attribute": "employer\x00x"}
+    error = _rejected(orjson.dumps(body), WrongType)
+    assert error.field == "attribute"
+    assert "control" in str(error)
+
+
 def test_a_tombstone_is_not_a_record() -> None:
     error = _rejected(None, InvalidJson)
     assert error.field is None

@@ -27,6 +27,7 @@ DROP_REASONS = ("other_subject", "not_current", "unknown", "excluded")
 _OVERFETCH = 4
 _SCORE_DIGITS = 4
 
+
 async def vector_fetch(
     search: VectorSearch,
     reader: FactReader,

@@ -235,8 +235,29 @@ def test_nearest_sees_the_subjects_own_unflushed_rows(milvus_uri: str, prefix: s
 
     hits, pending = run(index_of(milvus_uri, prefix), scenario)
     assert [f for f, _ in hits] == ["a1"] and hits[0][1] == pytest.approx(1.0, abs=1e-5)
-    # Only the searched subject's rows were written ahead of the commit.
-    assert pending == 1
+    # A search writes nothing: the buffered rows wait for the commit's flush.
+    assert pending == 2
+
+
+def test_a_ranking_is_the_same_before_and_after_the_rows_are_written(
+    milvus_uri: str, prefix: str, minilm: MiniLMEmbedder
+) -> None:
+    sid = f"user-{uuid.uuid4()}"
+    texts = ["Works at Datadog.", "Starts at Stripe on Monday.", "Lives in Lisbon.", "Is vegan."]
+
+    async def scenario(index: MilvusIndex) -> tuple[list[tuple[str, float]], ...]:
+        index.add([row(f"f{i}", sid, t) for i, t in enumerate(texts)])
+        buffered = await index.nearest(sid, "Works at Stripe.", k=3, floor=-1.0)
+        await index.flush()
+        written = await index.nearest(sid, "Works at Stripe.", k=3, floor=-1.0)
+        index.add([row("f0", sid, "Is allergic to peanuts.")])  # a newer version of f0
+        replaced = await index.nearest(sid, "Works at Stripe.", k=3, floor=-1.0)
+        return buffered, written, replaced
+
+    buffered, written, replaced = run(index_of(milvus_uri, prefix, minilm), scenario)
+    # Bit for bit: a crash moves the moment rows are written, never a decision.
+    assert buffered == written and len(written) == 3
+    assert "f0" in {f for f, _ in written} and "f0" not in {f for f, _ in replaced}
 
 
 def test_a_search_never_returns_another_subjects_rows(milvus_uri: str, prefix: str) -> None:

@@ -69,6 +69,7 @@ __all__ = [
 
 _MB = 1024 * 1024
 _DECISIONS = ("ADD", "SUPERSEDE", "UPDATE", "NOOP", "REVIEW")
+_STAGES = ("extract", "lookup", "vector_fetch", "slot_match", "apply", "commit")
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +204,17 @@ class Cpu:
         return used / records * 1000 if records else math.nan
 
 
+def stage_figures(metrics: dict[str, float]) -> list[Figure]:
+    """Mean time per call of each stage the worker times (queueing for the model included)."""
+    figures = []
+    for stage in _STAGES:
+        calls = metric_total(metrics, "slotwise_stage_seconds_count", stage=stage)
+        spent = metric_total(metrics, "slotwise_stage_seconds_sum", stage=stage)
+        if calls:
+            figures.append(Figure(f"stage mean: {stage}", spent / calls * 1000, "ms"))
+    return figures
+
+
 def decision_figures(metrics: dict[str, float], total: int) -> list[Figure]:
     figures = []
     for decision in _DECISIONS:
@@ -246,6 +258,7 @@ def exact(options: Options) -> RunResult:
             Figure(f"slotwise / baseline ({mode})", sustained / rate, "ratio"),
         ]
     figures += [
+        *stage_figures(metrics),
         *decision_figures(metrics, count),
         Figure("worker RSS at end", (rss or 0) / _MB, "MB"),
     ]
@@ -305,6 +318,7 @@ def cascade(options: Options) -> RunResult:
             Figure("overall throughput", overall_rate(follower.samples, count), "observations/s"),
             Figure("worker CPU per observation", worker_ms, "ms"),
             *llm_figures(metrics, count),
+            *stage_figures(metrics),
             *decision_figures(metrics, count),
         ],
         {"progress": follower.samples},

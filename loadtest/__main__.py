@@ -122,6 +122,9 @@ def _parser(settings: Settings) -> argparse.ArgumentParser:
         type=int,
         help="the worker's records in flight before it pauses fetching (default: the product's)",
     )
+    parser.add_argument(
+        "--workers", type=int, default=1, help="exact, cascade: worker processes in the group"
+    )
     parser.add_argument("--partitions", type=int, default=settings.partitions)
     parser.add_argument(
         "--no-baseline", action="store_true", help="exact: skip the same-run physical ceiling"
@@ -159,7 +162,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings=settings, workdir=workdir, partitions=args.partitions, count=args.count,
         subjects=args.subjects, duration_s=args.duration, latency_ms=args.latency_ms,
         llm_concurrency=args.llm_concurrency, max_in_flight=args.max_in_flight,
-        baseline=not args.no_baseline, baseline_records=args.baseline_records, seed=args.seed,
+        workers=args.workers, baseline=not args.no_baseline,
+        baseline_records=args.baseline_records, seed=args.seed,
         deadline_s=args.deadline, profile_dir=args.profile_dir, progress=args.progress,
     )  # fmt: skip
     _console.log(f"process logs in {workdir}")
@@ -177,6 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "latency_ms": args.latency_ms,
             "llm_concurrency": args.llm_concurrency,
             "max_in_flight": args.max_in_flight,
+            "workers": args.workers,
             "seed": args.seed,
         }
         path = write_result(

@@ -29,7 +29,7 @@ import signal
 import subprocess
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -85,6 +85,7 @@ class Options:
     latency_ms: float = 320.0
     llm_concurrency: int = 256
     max_in_flight: int | None = None
+    workers: int = 1
     baseline: bool = True
     baseline_records: int = 20_000
     seed: int = 42
@@ -193,15 +194,31 @@ def profiled(options: Options, worker: WorkerProcess, name: str) -> Iterator[Pat
 
 
 class Cpu:
-    """The CPU a process uses from now on, per record."""
+    """The CPU the processes use together from now on, per record."""
 
-    def __init__(self, pid: int) -> None:
-        self._pid = pid
-        self._start = cpu_seconds(pid) or 0.0
+    def __init__(self, *pids: int) -> None:
+        self._start = {pid: cpu_seconds(pid) or 0.0 for pid in pids}
 
     def per_record_ms(self, records: int) -> float:
-        used = (cpu_seconds(self._pid) or self._start) - self._start
+        used = sum((cpu_seconds(pid) or start) - start for pid, start in self._start.items())
         return used / records * 1000 if records else math.nan
+
+
+def start_workers(bench: Bench, options: Options, env: Mapping[str, str]) -> list[WorkerProcess]:
+    """``options.workers`` replicas in one group, healthy; they share the partitions."""
+    workers = [bench.worker(f"w{i}", env=env) for i in range(options.workers)]
+    for worker in workers:
+        worker.wait_healthy()
+    return workers
+
+
+def summed_metrics(workers: Sequence[WorkerProcess]) -> dict[str, float]:
+    """Counters and histogram sums of every replica, added up."""
+    total: dict[str, float] = {}
+    for worker in workers:
+        for key, value in worker.metrics().items():
+            total[key] = total.get(key, 0.0) + value
+    return total
 
 
 def stage_figures(metrics: dict[str, float]) -> list[Figure]:
@@ -235,19 +252,19 @@ def exact(options: Options) -> RunResult:
     with Bench(options.settings, options.workdir, options.partitions) as bench:
         topic = bench.catalogue.candidates
         preload(bench, topic, (w.candidate() for w in writes), count, progress=options.progress)
-        worker = bench.worker(env=options.worker_env())
-        worker.wait_healthy()
-        follower = Follower(lambda: bench.committed_count(topic), [worker])
-        cpu = Cpu(worker.pid)
-        with profiled(options, worker, "exact"):
+        workers = start_workers(bench, options, options.worker_env())
+        follower = Follower(lambda: bench.committed_count(topic), workers)
+        cpu = Cpu(*(w.pid for w in workers))
+        with profiled(options, workers[0], "exact"):
             follower.until(count, options.deadline_s)
         worker_ms = cpu.per_record_ms(count)
-        metrics = worker.metrics()
-        rss = rss_bytes(worker.pid)
+        metrics = summed_metrics(workers)
+        rss = max(rss_bytes(w.pid) or 0 for w in workers)
     sustained = sustained_rate(follower.samples, count)
     figures = [
         Figure("candidates", count, "records"),
         Figure("subjects", subjects, "subjects"),
+        Figure("workers", options.workers, "processes"),
         Figure("sustained throughput", sustained, "candidates/s"),
         Figure("overall throughput", overall_rate(follower.samples, count), "candidates/s"),
         Figure("worker CPU per candidate", worker_ms, "ms"),
@@ -260,7 +277,7 @@ def exact(options: Options) -> RunResult:
     figures += [
         *stage_figures(metrics),
         *decision_figures(metrics, count),
-        Figure("worker RSS at end", (rss or 0) / _MB, "MB"),
+        Figure("worker RSS at end (largest)", rss / _MB, "MB"),
     ]
     return RunResult(figures, {"progress": follower.samples})
 
@@ -296,21 +313,20 @@ def cascade(options: Options) -> RunResult:
         model = bench.fake_model(options.latency_ms, "loadtest.responders:bench")
         topic = bench.catalogue.observations
         preload(bench, topic, (w.observation() for w in writes), count, progress=options.progress)
-        worker = bench.worker(
-            env={**options.worker_env(), **bench.model_env(model, options.llm_concurrency)}
-        )
-        worker.wait_healthy()
-        follower = Follower(lambda: bench.applied_observations(subject_ids), [worker])
-        cpu = Cpu(worker.pid)
-        with profiled(options, worker, "cascade"):
+        env = {**options.worker_env(), **bench.model_env(model, options.llm_concurrency)}
+        workers = start_workers(bench, options, env)
+        follower = Follower(lambda: bench.applied_observations(subject_ids), workers)
+        cpu = Cpu(*(w.pid for w in workers))
+        with profiled(options, workers[0], "cascade"):
             follower.until(count, options.deadline_s)
-        Follower(lambda: bench.committed_count(topic), [worker]).until(count, 120)
+        Follower(lambda: bench.committed_count(topic), workers).until(count, 120)
         worker_ms = cpu.per_record_ms(count)
-        metrics = worker.metrics()
+        metrics = summed_metrics(workers)
     return RunResult(
         [
             Figure("observations", count, "records"),
             Figure("subjects", subjects, "subjects"),
+            Figure("workers", options.workers, "processes"),
             Figure("model latency", options.latency_ms, "ms"),
             Figure(
                 "sustained throughput", sustained_rate(follower.samples, count), "observations/s"

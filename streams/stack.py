@@ -414,8 +414,10 @@ class _Milvus(_Service):
         from pymilvus import MilvusClient  # noqa: PLC0415
         from pymilvus.exceptions import MilvusException  # noqa: PLC0415
 
+        from sinks.milvus_index import GRPC_OPTIONS  # noqa: PLC0415
+
         try:
-            client = MilvusClient(self.uri, timeout=2)
+            client = MilvusClient(self.uri, timeout=2, grpc_options=GRPC_OPTIONS)
         except MilvusException:
             return False
         try:

@@ -23,15 +23,17 @@ from streams.settings import Settings
 pytestmark = [pytest.mark.kafka, pytest.mark.redis, pytest.mark.milvus]
 
 TINY = {
-    "exact": ["--count", "300", "--subjects", "20", "--baseline-records", "300"],
+    # Two workers: the replicas of one group share the partitions and their figures add up.
+    "exact": ["--count", "300", "--subjects", "20", "--baseline-records", "300", "--workers", "2"],
     "cascade": ["--count", "60", "--subjects", "10", "--latency-ms", "20"],
     "nominal": ["--duration", "2", "--subjects", "5", "--latency-ms", "20"],
     "burst": ["--duration", "1", "--subjects", "10", "--latency-ms", "20"],
     "soak": ["--count", "600", "--subjects", "20"],
 }
+DECISIONS = ("add", "supersede", "update", "noop", "review")
 MEM0 = ["--count", "30", "--subjects", "3", "--latency-ms", "20"]
 EXPECTED = {
-    "exact": ["sustained throughput", "baseline (transactional)",
+    "exact": ["sustained throughput", "workers", "baseline (transactional)",
               "slotwise / baseline (transactional)", "worker CPU per candidate"],
     "cascade": ["sustained throughput", "LLM calls per observation: extract",
                 "LLM calls per observation"],
@@ -75,6 +77,9 @@ def test_scenario_runs_and_writes_its_result(
         assert isinstance(value, int | float) and not math.isnan(value), (name, value)
     [run] = document["details"]["runs"]
     assert set(run["figures"]) == set(figures)
+    if scenario == "exact":
+        assert figures["workers"]["value"] == 2
+        assert sum(figures[f"decisions: {d}"]["value"] for d in DECISIONS) == pytest.approx(1.0)
     spread = document["details"]["spread"][EXPECTED[scenario][0]]
     assert spread["min"] <= spread["median"] <= spread["max"]
     assert _leftovers(stack) == before, "a run left topics, Redis keys or collections behind"

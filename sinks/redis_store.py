@@ -208,14 +208,24 @@ class RedisStore:
         prefix: str = "sw",
         retention: timedelta = DEFAULT_RETENTION,
         timeout_s: float = 5.0,
+        max_connections: int = 64,
     ) -> RedisStore:
-        client = aioredis.from_url(
+        """A store on its own connection pool.
+
+        The pool makes a caller wait for a free connection, as long as it takes
+        (a dead server still fails by the socket timeouts): redis-py's default
+        pool fails at once past 100 connections, and a worker with a thousand
+        records in flight then spent more time in retries than in Redis.
+        """
+        pool = aioredis.BlockingConnectionPool.from_url(
             url,
+            max_connections=max_connections,
+            timeout=None,
             decode_responses=False,
             socket_timeout=timeout_s,
             socket_connect_timeout=timeout_s,
         )
-        return cls(client, prefix=prefix, retention=retention)
+        return cls(aioredis.Redis.from_pool(pool), prefix=prefix, retention=retention)
 
     def _tag(self, subject_id: str) -> str:
         return f"{self._prefix}:{{{quote(subject_id, safe=_SAFE)}}}"

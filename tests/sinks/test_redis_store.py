@@ -534,3 +534,16 @@ def test_apply_refuses_facts_about_another_subject(redis_url: str, prefix: str) 
         await store.close()
 
     asyncio.run(scenario())
+
+
+def test_more_callers_than_connections_wait_their_turn(redis_url: str, prefix: str) -> None:
+    async def main() -> list[int]:
+        store = RedisStore.from_url(redis_url, prefix=prefix, max_connections=4)
+        try:
+            seen = await asyncio.gather(*(store.snapshot(f"user-{i}") for i in range(300)))
+            return [s.version for s in seen]
+        finally:
+            await store.close()
+
+    # redis-py's default pool raised "Too many connections" past its limit instead.
+    assert asyncio.run(main()) == [0] * 300

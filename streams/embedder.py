@@ -109,12 +109,14 @@ class CachedEmbedder:
     Facts repeat a lot ("User's diet is vegetarian."), and embedding is the
     costliest step of the exact path on a CPU; the cache lives and dies with
     the process, so a model change never reads another model's vectors.
+    Vectors are kept as float32 arrays (1.7 KB for 384 dimensions; a list of
+    Python floats takes 12.5 KB): a full cache is 80 MB, not 600.
     """
 
     def __init__(self, inner: Embedder, *, max_entries: int = 50_000) -> None:
         self._inner = inner
         self._max = max_entries
-        self._vectors: OrderedDict[str, list[float]] = OrderedDict()
+        self._vectors: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
         self._lock = threading.Lock()
 
     @property
@@ -135,10 +137,10 @@ class CachedEmbedder:
             fresh = self._inner.embed(missing)
             with self._lock:
                 for text, vector in zip(missing, fresh, strict=True):
-                    known[text] = self._vectors[text] = vector
+                    known[text] = self._vectors[text] = np.asarray(vector, dtype=np.float32)
                 while len(self._vectors) > self._max:
                     self._vectors.popitem(last=False)
-        return [known[t] for t in texts]
+        return [known[t].tolist() for t in texts]
 
 
 class OpenAICompatibleEmbedder:

@@ -186,3 +186,15 @@ def test_the_cache_embeds_each_text_once_and_keeps_order() -> None:
     cached.embed(["aa"])
     assert inner.seen == ["aa", "b", "ccc", "aa"]
     assert cached.model_name == "counting" and cached.dimension == 2
+
+
+def test_a_cached_vector_is_the_one_first_returned_to_the_bit() -> None:
+    class Thirds(_Counting):
+        def embed(self, texts: Sequence[str]) -> list[list[float]]:
+            return [[1 / 3, 2 / 3] for _ in texts]
+
+    cached = CachedEmbedder(Thirds())
+    first, again = cached.embed(["x"]), cached.embed(["x"])
+    # Kept as float32 (a seventh of the memory of Python floats): a miss and
+    # a hit must still agree, or a ranking would depend on the cache.
+    assert first == again == [[np.float32(1 / 3).item(), np.float32(2 / 3).item()]]

@@ -72,6 +72,7 @@ _LABEL_BYTES = 256
 _FIELDS = ["fact_id", "subject_id", "embedding_model", "category", "text"]
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _NOT_LOADED = 101  # Milvus's CollectionNotLoaded
+_SETUP_ATTEMPTS = 5
 
 T = TypeVar("T")
 
@@ -355,16 +356,20 @@ class MilvusIndex:
 
     def _setup_sync(self) -> str:
         client = self._require_client()
-        if self._alias not in client.list_aliases().get("aliases", []):
-            name = collection_name(self._prefix, self._embedder.model_name, self._clock())
+        for attempt in range(_SETUP_ATTEMPTS):
             try:
-                if not client.has_collection(name):
-                    self._create_sync(name)
-                client.create_alias(name, self._alias)
-            except MilvusException:
-                # Another process may have won the race; its alias is as good as ours.
                 if self._alias not in client.list_aliases().get("aliases", []):
+                    name = collection_name(self._prefix, self._embedder.model_name, self._clock())
+                    if not client.has_collection(name):
+                        self._create_sync(name)
+                    client.create_alias(name, self._alias)
+                break
+            except MilvusException:
+                # Replicas starting together race to create the same collection and
+                # alias; the loser's call fails. Look again: the winner's is as good.
+                if attempt == _SETUP_ATTEMPTS - 1:
                     raise
+                time.sleep(0.2 * (attempt + 1))
         name = str(client.describe_alias(self._alias)["collection_name"])
         self._check_model_sync(name)
         client.load_collection(name, timeout=self._timeout_s)

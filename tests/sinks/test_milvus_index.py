@@ -143,6 +143,20 @@ def test_setup_creates_the_model_collection_and_the_alias_once(
     assert {"embedding_model", "text"} <= fields.keys()
 
 
+def test_replicas_starting_together_set_up_one_collection(milvus_uri: str, prefix: str) -> None:
+    async def main() -> list[str | None]:
+        replicas = [index_of(milvus_uri, prefix) for _ in range(4)]
+        try:
+            await asyncio.gather(*(r.setup() for r in replicas))
+            return [r.collection for r in replicas]
+        finally:
+            await asyncio.gather(*(r.close() for r in replicas))
+
+    # Each has its own client, as separate processes would: the losers of the
+    # create race (Milvus Lite: "File exists") look again instead of failing.
+    assert asyncio.run(main()) == [f"{prefix}_test_hash_v1_20260314"] * 4
+
+
 def test_setup_refuses_a_collection_of_another_model(milvus_uri: str, prefix: str) -> None:
     async def nothing(index: MilvusIndex) -> None:
         return None

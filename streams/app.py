@@ -22,7 +22,7 @@ from streams.llm import ModelClient
 from streams.llm_extract import AnthropicExtractor
 from streams.llm_match import AnthropicSlotMatcher
 from streams.settings import Settings
-from streams.timed import TimedMatcher, TimedReader, TimedSearch
+from streams.timed import TimedMatcher, TimedSearch
 from streams.worker import Worker, WorkerConfig
 from streams.write_path import WritePath
 from topics.catalogue import Catalogue
@@ -76,7 +76,7 @@ async def open_services(settings: Settings, stack: AsyncExitStack) -> Services:
     extractor, matcher = _models(settings, schema)
     cascade = Cascade(
         schema,
-        TimedReader(store),
+        store,
         TimedSearch(index),
         TimedMatcher(matcher),
         top_k=settings.top_k,

@@ -275,7 +275,7 @@ class ModelClient:
             max_retries=0,
             # The SDK's aiohttp transport: httpx's connection pool costs the event
             # loop 8 ms per call with hundreds of calls in flight, aiohttp's 3 ms
-            # (loadtest/README: the cascade scenario).
+            # (docs/performance.md, the cascade scenario).
             http_client=anthropic.DefaultAioHttpClient(timeout=settings.llm_timeout_s),
         )
         return cls(

@@ -1,6 +1,8 @@
-"""The cascade's ports with their latency recorded: exact join, vector fetch, slot match.
+"""The cascade's ports with their latency recorded: vector fetch, slot match.
 
-The stages stay pure; the wiring wraps the adapters it hands them.
+The stages stay pure; the wiring wraps the adapters it hands them. The exact
+join reads nothing of its own: the write path's one lookup per candidate
+(stage ``lookup``) brings its slot.
 """
 
 from __future__ import annotations
@@ -9,26 +11,11 @@ import time
 from collections.abc import Sequence
 
 from processors.model import Neighbour, SlotAnswer
-from processors.ports import FactReader, SlotMatcher, VectorSearch
+from processors.ports import SlotMatcher, VectorSearch
 from streams.metrics import STAGE_SECONDS
-from topics.records import CandidateFact, Fact
+from topics.records import CandidateFact
 
-__all__ = ["TimedMatcher", "TimedReader", "TimedSearch"]
-
-
-class TimedReader:
-    def __init__(self, inner: FactReader) -> None:
-        self._inner = inner
-
-    async def current_in_slot(self, subject_id: str, attribute: str) -> list[Fact]:
-        started = time.perf_counter()
-        try:
-            return await self._inner.current_in_slot(subject_id, attribute)
-        finally:
-            STAGE_SECONDS.labels("exact_join").observe(time.perf_counter() - started)
-
-    async def get_facts(self, subject_id: str, fact_ids: Sequence[str]) -> list[Fact]:
-        return await self._inner.get_facts(subject_id, fact_ids)
+__all__ = ["TimedMatcher", "TimedSearch"]
 
 
 class TimedSearch:

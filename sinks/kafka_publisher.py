@@ -178,5 +178,9 @@ class TransactionalPublisher:
                 raise PublisherFenced(str(error), error=error) from exc
             raise TransactionAborted(str(error)) from exc
 
+    def probe(self, topic: str, timeout_s: float) -> None:
+        """Ask the broker for a topic's metadata; KafkaException if it does not answer."""
+        self._producer.list_topics(topic, timeout_s)
+
     def close(self) -> None:
         self._producer.flush(self._timeout)

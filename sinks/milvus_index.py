@@ -53,6 +53,7 @@ from typing import Any, TypeVar
 import numpy as np
 from prometheus_client import Counter
 from pymilvus import DataType, MilvusClient, MilvusException
+from pymilvus.client.utils import SciPyHelper
 
 from processors.model import VectorRow
 from processors.ports import Embedder
@@ -170,6 +171,10 @@ class MilvusIndex:
         # Its own threads: searches waiting on Milvus or embedding must not
         # queue behind (or hold up) other blocking work of the process.
         self._threads = ThreadPoolExecutor(threads, thread_name_prefix="slotwise-milvus")
+        # pymilvus loads scipy.sparse on its first insert or search, by executing the module
+        # outside the import lock: two threads doing it at once fail on a half-initialised
+        # module ("partially initialized module 'scipy.sparse._bsr'"). Load it here, once.
+        SciPyHelper.is_scipy_sparse(())
 
     @property
     def collection(self) -> str | None:

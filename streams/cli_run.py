@@ -21,6 +21,7 @@ from sinks.redis_store import RedisStore
 from streams.cli_read import facts_table
 from streams.consumed import Consumed
 from streams.demo import observations
+from streams.diagnostics import log_stacks
 from streams.settings import Settings
 from streams.stack import Stack, StackError
 from topics.admin import ensure_topics
@@ -57,6 +58,7 @@ def worker(
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
+        loop.add_signal_handler(signal.SIGUSR1, log_stacks)
         await run_worker(settings, stop, instance=instance)
 
     # uvloop: the worker is a loop of small socket round trips (Redis, Milvus, the

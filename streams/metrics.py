@@ -14,6 +14,7 @@ __all__ = [
     "IN_FLIGHT",
     "LAG",
     "LAST_COMMIT",
+    "OLDEST_UNFINISHED",
     "RETRIES",
     "STAGE_SECONDS",
 ]
@@ -47,4 +48,9 @@ COMMIT_FAILURES = Counter(
 )
 LAST_COMMIT = Gauge(
     "slotwise_last_commit_timestamp_seconds", "Wall time of the last committed transaction"
+)
+OLDEST_UNFINISHED = Gauge(
+    "slotwise_oldest_unfinished_seconds",
+    "How long the lowest unfinished event of the partition has been holding its commits",
+    ["topic", "partition"],
 )

@@ -62,15 +62,21 @@ class KeyedScheduler:
                     # one key's bug must not stop the others.
                     log.exception("job for %r raised", key)
                 finally:
-                    queue.popleft()
-                    self._pending -= 1
+                    if queue:  # else cancel() has already detached and counted it
+                        queue.popleft()
+                        self._pending -= 1
                     self._changed.set()
         finally:
-            self._pending -= len(queue)
-            queue.clear()
-            self._queues.pop(key, None)
-            self._runners.pop(key, None)
-            self._changed.set()
+            self._detach(key, queue)
+
+    def _detach(self, key: Hashable, queue: deque[Job]) -> None:
+        """Forget ``queue`` and its runner, counting its jobs as no longer pending."""
+        self._pending -= len(queue)
+        queue.clear()
+        if self._queues.get(key) is queue:
+            del self._queues[key]
+            del self._runners[key]
+        self._changed.set()
 
     async def wait_below(self, bound: int) -> None:
         while self._pending >= bound:
@@ -95,10 +101,20 @@ class KeyedScheduler:
         return True
 
     async def cancel(self, keys: Iterable[Hashable]) -> None:
-        """Stop the runners of these keys and forget their queued jobs."""
-        tasks = [self._runners[k] for k in keys if k in self._runners]
-        for task in tasks:
+        """Stop the runners of these keys and forget their queued jobs.
+
+        The keys are detached at once rather than in the runners' own cleanup: a
+        runner cancelled before its first step never executes its body, and would
+        otherwise stay registered, swallowing every later job of its key.
+        """
+        tasks = []
+        for key in list(keys):
+            task, queue = self._runners.get(key), self._queues.get(key)
+            if task is None or queue is None:
+                continue
+            self._detach(key, queue)
             task.cancel()
+            tasks.append(task)
         await asyncio.gather(*tasks, return_exceptions=True)
 
     def keys(self) -> list[Hashable]:

@@ -13,10 +13,11 @@ write path's stored outputs make the replay re-emit exactly what was lost.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Coroutine, Hashable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,6 +51,9 @@ _BROKER_PROBE_S = 5.0
 # itself could never be published and every commit would stall behind it.
 _DEADLETTER_VALUE_BYTES = 512 * 1024
 _MODEL_ATTEMPTS = 3  # model calls that failed their whole budget, while others succeed
+_STUCK_AFTER_S = 60.0  # an event holding its partition's commits this long is reported
+_RETRY_LOG_EVERY = 20  # transient retries of one record between two warnings
+_LAG_EVERY_S = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,8 +87,12 @@ class Worker:
         self._scheduler = KeyedScheduler()
         self._ledgers: dict[TP, PartitionLedger] = {}
         self._unpublished: list[tuple[TP, Release]] = []
+        # Per partition: the lowest unfinished offset, since when, and whether it was reported.
+        self._oldest: dict[TP, tuple[int, float, bool]] = {}
         self._commit_lock = asyncio.Lock()
-        self._paused = False
+        self._paused = False  # written on the poll thread only
+        self._committed: dict[TP, int] = {}  # last committed offset per owned partition
+        self._lag_exported_at = 0.0
         self._extracted_at = 0.0
         self._group_metadata: object = None
         self._poll_thread = ThreadPoolExecutor(1, thread_name_prefix="slotwise-poll")
@@ -123,38 +131,75 @@ class Worker:
         """Consume until ``stop`` is set, then drain, commit and close."""
         self._loop = asyncio.get_running_loop()
         await self._in_thread(self._commit_thread, self._publisher.init)
-        self._consumer.subscribe(
-            [self._catalogue.observations, self._catalogue.candidates],
-            on_assign=self._on_assign,
-            on_revoke=self._on_revoke,
-            on_lost=self._on_lost,
-        )
+        await self._in_thread(self._poll_thread, self._subscribe)
         self._health.started()
         committer = asyncio.create_task(self._commit_loop(stop), name="slotwise-commit")
         watcher = asyncio.create_task(self._watch_broker(stop), name="slotwise-broker-watch")
         try:
             while not stop.is_set() and not committer.done():
-                self._apply_backpressure()
-                messages = await self._in_thread(self._poll_thread, self._poll)
+                messages = await self._in_thread(self._poll_thread, self._poll, self._wants_pause())
                 for message in messages:
                     self._dispatch(message)
         finally:
             watcher.cancel()
             await self._shutdown(committer)
 
-    def _poll(self) -> list[Message]:
-        """One fetch, on the poll thread; rebalance callbacks run inside it."""
+    # The consumer is touched only on the poll thread. While a rebalance callback
+    # runs there (and waits for the event loop), a consumer call from any other
+    # thread blocks until the callback returns: made from the event loop, it
+    # would deadlock the worker and leave the moving partitions unowned.
+
+    def _subscribe(self) -> None:
+        self._consumer.subscribe(
+            [self._catalogue.observations, self._catalogue.candidates],
+            on_assign=self._on_assign,
+            on_revoke=self._on_revoke,
+            on_lost=self._on_lost,
+        )
+
+    def _poll(self, pause: bool) -> list[Message]:
+        """Pause or resume, fetch once, and read what the commits need; rebalance
+        callbacks run inside the fetch."""
+        if pause != self._paused:
+            self._pause(pause)
         messages = self._consumer.consume(500, 0.1)
-        # The group metadata is read here, on the thread that runs the callbacks:
-        # asked from the event loop during a rebalance, the call blocks until the
-        # callback returns, and the callback waits for the loop.
         self._group_metadata = self._consumer.consumer_group_metadata()
+        self._export_lag()
         return messages
+
+    def _pause(self, pause: bool) -> None:
+        assignment = self._consumer.assignment()
+        if pause:
+            self._consumer.pause(assignment)
+        else:
+            self._consumer.resume(assignment)
+        self._paused = pause
+
+    def _export_lag(self) -> None:
+        now = time.monotonic()
+        if now - self._lag_exported_at < _LAG_EVERY_S:
+            return
+        self._lag_exported_at = now
+        for (topic, partition), offset in self._committed.copy().items():
+            _, high = self._consumer.get_watermark_offsets(
+                TopicPartition(topic, partition), cached=True
+            )
+            if high >= 0:
+                metrics.LAG.labels(topic, str(partition)).set(max(0, high - offset))
+
+    def _wants_pause(self) -> bool:
+        """Backpressure: stop fetching at the in-flight bound, resume below 80 % of it."""
+        pending = self._scheduler.pending
+        if pending >= self._config.max_in_flight:
+            return True
+        if pending < self._config.max_in_flight * 0.8:
+            return False
+        return self._paused
 
     async def _shutdown(self, committer: asyncio.Task[None]) -> None:
         """Stop fetching, drain in-flight events, commit, close; a fenced publisher still closes."""
         try:
-            self._consumer.pause(self._consumer.assignment())
+            await self._in_thread(self._poll_thread, self._pause, True)
             if not await self._scheduler.drain(timeout=self._config.shutdown_timeout_s):
                 log.warning("shutdown: in-flight events did not finish; they will be replayed")
             committer.cancel()
@@ -174,15 +219,6 @@ class Worker:
         assert self._loop is not None
         return await self._loop.run_in_executor(pool, fn, *args)
 
-    def _apply_backpressure(self) -> None:
-        pending = self._scheduler.pending
-        if not self._paused and pending >= self._config.max_in_flight:
-            self._consumer.pause(self._consumer.assignment())
-            self._paused = True
-        elif self._paused and pending < self._config.max_in_flight * 0.8:
-            self._consumer.resume(self._consumer.assignment())
-            self._paused = False
-
     # ------------------------------------------------------------ dispatching
 
     def _dispatch(self, message: Message) -> None:
@@ -193,8 +229,11 @@ class Worker:
             return
         consumed = Consumed.of(message)
         topic, partition, offset = consumed.topic, consumed.partition, consumed.offset
-        tp = consumed.tp
-        ledger = self._ledgers.setdefault(tp, PartitionLedger())
+        ledger = self._ledgers.get(consumed.tp)
+        if ledger is None:
+            # Fetched before its partition was revoked in the same poll: the new owner
+            # consumes it from the committed offset.
+            return
         ledger.track(offset)
         metrics.EVENTS_IN.labels(topic).inc()
         metrics.IN_FLIGHT.labels(topic, str(partition)).set(ledger.held)
@@ -254,6 +293,15 @@ class Worker:
             except Exception as exc:
                 if is_transient(exc):
                     # A dependency is down: block this subject, report, and wait for it.
+                    if transient_attempt % _RETRY_LOG_EVERY == 0:
+                        log.warning(
+                            "%s[%d]@%d: %s: %s; retrying",
+                            message.topic,
+                            message.partition,
+                            message.offset,
+                            type(exc).__name__,
+                            exc,
+                        )
                     transient_attempt += 1
                     self._health.failing("write-path", f"{type(exc).__name__}: {exc}")
                     metrics.RETRIES.labels(type(record).__name__).inc()
@@ -300,6 +348,7 @@ class Worker:
             await asyncio.sleep(
                 self._config.commit_interval_s if not failures else _backoff(failures)
             )
+            self._report_stuck()
             try:
                 await self._commit()
                 failures = 0
@@ -318,6 +367,39 @@ class Worker:
                 failures += 1
                 log.warning("commit failed (%s); retrying with the same batch", exc)
 
+    def _report_stuck(self) -> None:
+        """Warn once about an event that has held its partition's commits for a minute.
+
+        Key-ordered processing lets a partition's other subjects run on, so a stuck
+        event shows only as commits that stop: this names it.
+        """
+        now = time.monotonic()
+        for tp, ledger in self._ledgers.items():
+            offset = ledger.lowest_unfinished
+            seen = self._oldest.get(tp)
+            if offset is None:
+                self._oldest.pop(tp, None)
+                metrics.OLDEST_UNFINISHED.labels(tp[0], str(tp[1])).set(0)
+                continue
+            if seen is None or seen[0] != offset:
+                seen = self._oldest[tp] = (offset, now, False)
+            age = now - seen[1]
+            metrics.OLDEST_UNFINISHED.labels(tp[0], str(tp[1])).set(age)
+            if age >= _STUCK_AFTER_S and not seen[2]:
+                self._oldest[tp] = (offset, seen[1], True)
+                log.warning(
+                    "%s[%d]@%d has been running for %.0f s; %d later events wait to commit",
+                    tp[0],
+                    tp[1],
+                    offset,
+                    age,
+                    ledger.held - 1,
+                )
+        for tp in [tp for tp in self._oldest if tp not in self._ledgers]:
+            del self._oldest[tp]
+            with contextlib.suppress(KeyError):
+                metrics.OLDEST_UNFINISHED.remove(tp[0], str(tp[1]))
+
     async def _watch_broker(self, stop: asyncio.Event) -> None:
         """Ask the broker for metadata every few seconds and report the answer on /healthz.
 
@@ -326,8 +408,9 @@ class Worker:
         """
         while not stop.is_set():
             try:
+                # Through the producer: a consumer call would wait out a rebalance callback.
                 await asyncio.to_thread(
-                    self._consumer.list_topics, self._catalogue.candidates, _BROKER_PROBE_S
+                    self._publisher.probe, self._catalogue.candidates, _BROKER_PROBE_S
                 )
                 self._health.ok("kafka-broker")
             except KafkaException as exc:
@@ -374,54 +457,69 @@ class Worker:
             metrics.COMMITS.inc()
             metrics.LAST_COMMIT.set_to_current_time()
             metrics.STAGE_SECONDS.labels("commit").observe(time.perf_counter() - started)
-            for (topic, partition), offset in offsets.items():
-                _, high = self._consumer.get_watermark_offsets(
-                    TopicPartition(topic, partition), cached=True
-                )
-                if high >= 0:
-                    metrics.LAG.labels(topic, str(partition)).set(max(0, high - offset))
+            self._committed.update(offsets)
 
     # ------------------------------------------------------- rebalance (poll thread)
 
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        for tp in partitions:
-            self._ledgers[(tp.topic, tp.partition)] = PartitionLedger()
+        if partitions:
+            log.info("assigned %s", _names(partitions))
+        self._on_loop(self._take_partitions({(tp.topic, tp.partition) for tp in partitions}))
         if self._paused:
             consumer.pause(partitions)
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        self._hand_over(partitions)
+        if partitions:
+            log.info("revoked %s", _names(partitions))
+        self._on_loop(self._release_partitions({(tp.topic, tp.partition) for tp in partitions}))
 
     def _on_lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        self._hand_over(partitions)
+        if partitions:
+            log.warning("lost %s", _names(partitions))
+        self._on_loop(self._release_partitions({(tp.topic, tp.partition) for tp in partitions}))
 
-    def _hand_over(self, partitions: list[TopicPartition]) -> None:
+    def _on_loop(self, change: Coroutine[Any, Any, None]) -> None:
+        """Run a change of ownership on the event loop and wait for it.
+
+        The ledgers and the scheduler belong to the loop; a callback that changed them
+        from the poll thread could do so in the middle of a commit.
+        """
+        if self._loop is None:
+            change.close()
+            return
+        try:
+            asyncio.run_coroutine_threadsafe(change, self._loop).result()
+        except Exception:
+            log.exception("changing partition ownership failed")
+
+    async def _take_partitions(self, new: set[TP]) -> None:
+        for tp in new:
+            self._ledgers[tp] = PartitionLedger()
+
+    async def _release_partitions(self, gone: set[TP]) -> None:
         """Forget departing partitions: their unfinished and uncommitted events are replayed
         by the new owner, whose replays re-emit the stored outputs.
 
         Nothing is committed here. A transaction's offset commit made during a cooperative
         rebalance is refused (ILLEGAL_GENERATION), and one landing after the partitions
-        moved would publish their outputs twice. The callback returns only once a commit
-        already under way is over and the partitions are out of every later one.
+        moved would publish their outputs twice. This returns only once a commit already
+        under way is over and the partitions are out of every later one.
         """
-        if self._loop is None or not partitions:
+        if not gone:
             return
-        future = asyncio.run_coroutine_threadsafe(
-            self._release_partitions({(tp.topic, tp.partition) for tp in partitions}),
-            self._loop,
-        )
-        try:
-            future.result()
-        except Exception:
-            log.exception("releasing %s failed", partitions)
-
-    async def _release_partitions(self, gone: set[TP]) -> None:
         keys = [k for k in self._scheduler.keys() if isinstance(k, tuple) and k[:2] in gone]
         await self._scheduler.cancel(keys)
         async with self._commit_lock:
             self._unpublished = [(tp, r) for tp, r in self._unpublished if tp not in gone]
             for tp in gone:
                 self._ledgers.pop(tp, None)
+                self._committed.pop(tp, None)
+                with contextlib.suppress(KeyError):  # never exported
+                    metrics.LAG.remove(tp[0], str(tp[1]))
+
+
+def _names(partitions: list[TopicPartition]) -> str:
+    return ", ".join(f"{tp.topic}[{tp.partition}]" for tp in partitions)
 
 
 _EXPECT: dict[bool, tuple[type[Any], ...]] = {

@@ -21,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
 from pydantic import BaseModel
 
 from sinks.redis_store import RedisStore
@@ -103,6 +104,12 @@ class WorkerProcess:
         assert self.process is not None
         self.process.send_signal(signal.SIGTERM)
         return self.process.wait(timeout)
+
+    def request_stacks(self) -> None:
+        """Ask the worker to log every thread's and task's stack (see streams.diagnostics)."""
+        if self.alive():
+            assert self.process is not None
+            self.process.send_signal(signal.SIGUSR1)
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
@@ -215,6 +222,26 @@ class Pipeline:
         assert producer.flush(60) == 0
         return ends
 
+    def diagnose(self) -> str:
+        """The live workers' thread and task stacks (SIGUSR1), the group, and every log's tail."""
+        for process in self.workers:
+            process.request_stacks()
+        time.sleep(2)
+        tails = (f"=== {w.instance}: {w.log_path}\n{w.log_tail(400)}" for w in self.workers)
+        return "\n".join([self.describe_group(), *tails])
+
+    def describe_group(self) -> str:
+        admin = AdminClient({"bootstrap.servers": self.settings.kafka_bootstrap})
+        try:
+            group = admin.describe_consumer_groups([self.group_id])[self.group_id].result(10)
+        except Exception as exc:
+            return f"group {self.group_id}: {exc!r}"
+        lines = [f"group {self.group_id}: {group.state}"]
+        for member in group.members:
+            owned = sorted((tp.topic, tp.partition) for tp in member.assignment.topic_partitions)
+            lines.append(f"  {member.group_instance_id or member.member_id}: {owned}")
+        return "\n".join(lines)
+
     def committed(self, topic: str) -> dict[int, int]:
         consumer = Consumer(
             {
@@ -237,8 +264,9 @@ class Pipeline:
             if all(committed.get(p, -1) >= end for p, end in ends.items()):
                 return
             if time.monotonic() > deadline:
-                tails = "\n".join(w.log_tail(30) for w in self.workers)
-                raise TimeoutError(f"committed {committed} never reached {ends}:\n{tails}")
+                raise TimeoutError(
+                    f"committed {committed} never reached {ends}:\n{self.diagnose()}"
+                )
             time.sleep(0.25)
 
     def wait_some_committed(self, minimum: int, timeout: float = 180.0) -> None:
@@ -249,7 +277,9 @@ class Pipeline:
             if done >= minimum:
                 return
             if time.monotonic() > deadline:
-                raise TimeoutError(f"only {done} candidates committed in {timeout}s")
+                raise TimeoutError(
+                    f"only {done} candidates committed in {timeout}s:\n{self.diagnose()}"
+                )
             time.sleep(0.2)
 
     def read_committed(

@@ -23,6 +23,7 @@ from typing import TypeVar
 
 import pytest
 from pymilvus import MilvusClient
+from pymilvus.client.utils import SciPyHelper
 
 from processors.model import VectorRow
 from processors.ports import Embedder
@@ -514,3 +515,13 @@ def test_a_row_replaced_while_it_was_embedded_is_not_written_over_its_successor(
     texts, pending = run(index_of(milvus_uri, prefix, SlowFirstVersionEmbedder()), scenario)
     assert texts == ["second version"]
     assert pending == 0
+
+
+def test_scipy_is_loaded_before_the_index_threads_can_race_to_load_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Two of the index's threads loading it at once failed writes with
+    # "partially initialized module 'scipy.sparse._bsr'".
+    monkeypatch.setattr(SciPyHelper, "_checked", False)
+    index_of("http://127.0.0.1:1", "unused")
+    assert SciPyHelper._checked

@@ -95,3 +95,52 @@ def test_cancel_forgets_queued_jobs_of_the_key() -> None:
         return scheduler.pending, seen
 
     assert asyncio.run(scenario()) == (0, [])
+
+
+def test_a_key_cancelled_before_its_runner_started_takes_new_jobs() -> None:
+    # A rebalance can revoke a partition right after its records were submitted,
+    # before the event loop ran their runners once.
+    async def scenario() -> tuple[int, list[str], int]:
+        scheduler = KeyedScheduler()
+        seen: list[str] = []
+
+        async def job(tag: str) -> None:
+            seen.append(tag)
+
+        scheduler.submit("k", lambda: job("revoked"))
+        await scheduler.cancel(["k"])
+        pending_after_cancel = scheduler.pending
+        scheduler.submit("k", lambda: job("reassigned"))
+        assert await scheduler.drain(timeout=5)
+        return pending_after_cancel, seen, scheduler.pending
+
+    assert asyncio.run(scenario()) == (0, ["reassigned"], 0)
+
+
+def test_a_job_submitted_while_its_key_is_being_cancelled_runs() -> None:
+    async def scenario() -> list[str]:
+        scheduler = KeyedScheduler()
+        seen: list[str] = []
+        started = asyncio.Event()
+
+        async def stuck() -> None:
+            started.set()
+            try:
+                await asyncio.sleep(10)
+            finally:
+                await asyncio.sleep(0.01)  # cleanup that yields while cancelled
+
+        async def fresh() -> None:
+            seen.append("fresh")
+
+        scheduler.submit("k", stuck)
+        await started.wait()
+        cancelling = asyncio.create_task(scheduler.cancel(["k"]))
+        await asyncio.sleep(0)
+        scheduler.submit("k", fresh)
+        await cancelling
+        assert await scheduler.drain(timeout=5)
+        assert scheduler.pending == 0
+        return seen
+
+    assert asyncio.run(scenario()) == ["fresh"]

@@ -1,0 +1,158 @@
+"""The worker's consumer through rebalances, against the real broker.
+
+While a rebalance callback runs on the poll thread it waits for the event
+loop, and a consumer call from any other thread blocks until the callback
+returns: one such call on the event loop deadlocks the worker, and the
+partitions being handed over stay assigned to no one. So the consumer must be
+touched by the poll thread alone, whatever the timing; this checks every call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+import streams.worker as worker_module
+from loadtest.generator import WorkloadConfig, generate
+from processors.schema import AttributeSchema
+from streams.health import Health
+from streams.worker import Worker, WorkerConfig
+from streams.write_path import WritePath
+from tests.conftest import ProducerFactory
+from topics.catalogue import Catalogue
+from topics.codec import encode_record
+from topics.outbound import Outbound
+from topics.records import CandidateFact, Command, Observation
+
+pytestmark = [pytest.mark.kafka]
+
+
+def _thread_checked(calls_elsewhere: list[str]) -> type[Consumer]:
+    """A Consumer that notes every call made outside the worker's poll thread."""
+
+    def checked(name: str) -> Callable[..., Any]:
+        def method(self: Consumer, *args: Any, **kwargs: Any) -> Any:
+            thread = threading.current_thread().name
+            if not thread.startswith("slotwise-poll"):
+                calls_elsewhere.append(f"{name} on {thread}")
+            return getattr(super(checked_type, self), name)(*args, **kwargs)
+
+        return method
+
+    public = [name for name in dir(Consumer) if not name.startswith("_")]
+    checked_type = type("PollThreadConsumer", (Consumer,), {n: checked(n) for n in public})
+    return checked_type
+
+
+@dataclass
+class _NoIndex:
+    async def flush(self) -> None:
+        return None
+
+
+@dataclass
+class _SlowWritePath:
+    """Takes a few milliseconds per candidate, so events are in flight when partitions move."""
+
+    delay_s: float
+    index: _NoIndex = field(default_factory=_NoIndex)
+
+    async def on_candidate(self, candidate: CandidateFact) -> tuple[Outbound, ...]:
+        await asyncio.sleep(self.delay_s)
+        return ()
+
+    async def on_observation(self, observation: Observation) -> tuple[Outbound, ...]:
+        return ()
+
+    async def on_command(self, command: Command) -> tuple[Outbound, ...]:
+        return ()
+
+
+def _publish(producer: Producer, topic: str, candidates: list[CandidateFact]) -> dict[int, int]:
+    ends: dict[int, int] = {}
+
+    def delivered(err: object, msg: Any) -> None:
+        assert err is None, err
+        ends[msg.partition()] = max(ends.get(msg.partition(), 0), msg.offset() + 1)
+
+    for candidate in candidates:
+        producer.produce(
+            topic,
+            key=candidate.subject_id.encode(),
+            value=encode_record(candidate),
+            on_delivery=delivered,
+        )
+        producer.poll(0)
+    assert producer.flush(30) == 0
+    return ends
+
+
+def _committed(bootstrap: str, group_id: str, topic: str, partitions: int) -> dict[int, int]:
+    reader = Consumer({"bootstrap.servers": bootstrap, "group.id": group_id})
+    try:
+        tps = [TopicPartition(topic, p) for p in range(partitions)]
+        return {tp.partition: tp.offset for tp in reader.committed(tps, timeout=10)}
+    finally:
+        reader.close()
+
+
+def test_consumer_calls_stay_on_the_poll_thread_while_a_second_worker_joins(
+    catalogue: Catalogue,
+    kafka_bootstrap: str,
+    producer_factory: ProducerFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls_elsewhere: list[str] = []
+    monkeypatch.setattr(worker_module, "Consumer", _thread_checked(calls_elsewhere))
+    workload = WorkloadConfig(subjects=40, count=3000, seed=11)
+    candidates = [w.candidate() for w in generate(workload, AttributeSchema.load())]
+    ends = _publish(producer_factory(), catalogue.candidates, candidates)
+    group_id = f"{catalogue.prefix}-workers"
+
+    def committed() -> dict[int, int]:
+        return _committed(kafka_bootstrap, group_id, catalogue.candidates, catalogue.partitions)
+
+    def start(name: str, stop: asyncio.Event) -> tuple[Worker, asyncio.Task[None]]:
+        config = WorkerConfig(
+            bootstrap=kafka_bootstrap,
+            group_id=group_id,
+            transactional_id=f"{group_id}-{name}",
+            group_instance_id=f"{group_id}-{name}",
+            commit_interval_s=0.05,
+            max_in_flight=200,  # paused and resumed many times on the way
+        )
+        write_path = cast(WritePath, _SlowWritePath(delay_s=0.01))
+        worker = Worker(config, catalogue, write_path, health=Health())
+        return worker, asyncio.create_task(worker.run(stop), name=name)
+
+    async def until(done: Callable[[dict[int, int]], bool], timeout: float) -> dict[int, int]:
+        deadline = time.monotonic() + timeout
+        while True:
+            offsets = await asyncio.to_thread(committed)
+            if done(offsets) or time.monotonic() > deadline:
+                return offsets
+            await asyncio.sleep(0.2)
+
+    async def scenario() -> dict[int, int]:
+        stop = asyncio.Event()
+        _, first = start("first", stop)
+        await until(lambda offsets: sum(max(0, o) for o in offsets.values()) >= 300, 60)
+        _, second = start("second", stop)
+        offsets = await until(
+            lambda offsets: all(offsets.get(p, -1) >= end for p, end in ends.items()), 120
+        )
+        stop.set()
+        await asyncio.wait_for(asyncio.gather(first, second), 60)
+        return offsets
+
+    offsets = asyncio.run(scenario())
+
+    assert calls_elsewhere == []
+    assert all(offsets.get(p, -1) >= end for p, end in ends.items()), (offsets, ends)

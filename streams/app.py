@@ -105,6 +105,7 @@ async def run_worker(
                 group_instance_id=(
                     replica_name(settings, instance) if settings.static_membership else None
                 ),
+                group_protocol=settings.group_protocol,
                 session_timeout_ms=settings.session_timeout_ms,
                 max_in_flight=settings.max_in_flight,
                 commit_interval_s=settings.commit_interval_ms / 1000,

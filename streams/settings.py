@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from topics.catalogue import Catalogue
 
-__all__ = ["Settings", "default_data_dir"]
+__all__ = ["GroupProtocol", "Settings", "default_data_dir"]
+
+
+GroupProtocol = Literal["consumer", "classic"]
 
 
 def default_data_dir() -> Path:
@@ -40,6 +44,11 @@ class Settings(BaseSettings):
     group_id: str = "slotwise-worker"
     transactional_id: str | None = None
     static_membership: bool = True
+    # "consumer" (KIP-848, brokers from Kafka 4.0): the broker assigns each replica
+    # the same partitions of both topics. "classic" (cooperative-sticky) for older brokers.
+    group_protocol: GroupProtocol = "consumer"
+    # The classic protocol's session timeout; with "consumer" the broker's
+    # group.consumer.session.timeout.ms (or the group's own setting) applies.
     session_timeout_ms: int = Field(15_000, ge=1_000)
     max_in_flight: int = Field(1000, ge=1)
     commit_interval_ms: int = Field(200, ge=10)

@@ -19,7 +19,7 @@ import random
 import time
 from collections.abc import Callable, Coroutine, Hashable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
@@ -32,6 +32,7 @@ from streams.health import Health
 from streams.llm import CircuitOpen, ModelError
 from streams.offsets import PartitionLedger, Release
 from streams.scheduling import KeyedScheduler
+from streams.settings import GroupProtocol
 from streams.transient import is_transient
 from streams.write_path import WritePath
 from topics.catalogue import Catalogue
@@ -67,8 +68,8 @@ class WorkerConfig:
     max_text_bytes: int = 64 * 1024
     shutdown_timeout_s: float = 30.0
     group_instance_id: str | None = None
-    session_timeout_ms: int = 15_000
-    consumer_overrides: dict[str, Any] = field(default_factory=dict)
+    group_protocol: GroupProtocol = "consumer"
+    session_timeout_ms: int = 15_000  # the classic protocol's; the broker's otherwise
 
 
 class Worker:
@@ -102,7 +103,7 @@ class Worker:
             {
                 "bootstrap.servers": config.bootstrap,
                 "group.id": config.group_id,
-                "session.timeout.ms": config.session_timeout_ms,
+                **_group_protocol(config),
                 # A static member restarted under the same name takes its partitions
                 # back at once, instead of the group waiting for the dead session.
                 **(
@@ -114,9 +115,7 @@ class Worker:
                 "enable.auto.offset.store": False,
                 "auto.offset.reset": "earliest",
                 "isolation.level": "read_committed",
-                "partition.assignment.strategy": "cooperative-sticky",
                 "fetch.max.bytes": 16 * 1024 * 1024,
-                **config.consumer_overrides,
             }
         )
         # A commit on a healthy broker takes milliseconds; failing after 10 s lets an
@@ -500,9 +499,9 @@ class Worker:
         """Forget departing partitions: their unfinished and uncommitted events are replayed
         by the new owner, whose replays re-emit the stored outputs.
 
-        Nothing is committed here. A transaction's offset commit made during a cooperative
-        rebalance is refused (ILLEGAL_GENERATION), and one landing after the partitions
-        moved would publish their outputs twice. This returns only once a commit already
+        Nothing is committed here. A transaction's offset commit made during a rebalance
+        is refused (a stale generation or member epoch), and one landing after the
+        partitions moved would publish their outputs twice. This returns only once a commit already
         under way is over and the partitions are out of every later one.
         """
         if not gone:
@@ -516,6 +515,20 @@ class Worker:
                 self._committed.pop(tp, None)
                 with contextlib.suppress(KeyError):  # never exported
                     metrics.LAG.remove(tp[0], str(tp[1]))
+
+
+def _group_protocol(config: WorkerConfig) -> dict[str, Any]:
+    if config.group_protocol == "consumer":
+        # KIP-848: the broker assigns, incrementally, and the range assignor gives a
+        # replica the same partition numbers of both topics, so each topic spreads
+        # evenly. Cooperative-sticky balances counts only: with two replicas, one took
+        # every observations partition and the other every candidates partition.
+        return {"group.protocol": "consumer", "group.remote.assignor": "range"}
+    return {
+        "group.protocol": "classic",
+        "partition.assignment.strategy": "cooperative-sticky",
+        "session.timeout.ms": config.session_timeout_ms,
+    }
 
 
 def _names(partitions: list[TopicPartition]) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import os
 import random
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 from pydantic import BaseModel
 
@@ -36,14 +37,42 @@ __all__ = [
     "assert_exactly_once",
     "free_port",
     "produce_contradictions",
+    "service_port",
     "store_call",
 ]
+
+
+_COORDINATOR_MOVING = frozenset(
+    {
+        KafkaError.NOT_COORDINATOR,
+        KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+        KafkaError.COORDINATOR_NOT_AVAILABLE,
+        KafkaError._TIMED_OUT,
+        KafkaError._TRANSPORT,
+    }
+)
 
 
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def service_port(span: int = 1) -> int:
+    """A free port (and the ``span - 1`` after it) below the ephemeral range, for a
+    service restarted mid-test: by the time it binds again, a client connection may
+    hold any ephemeral port."""
+    rng = random.Random()
+    while True:
+        port = rng.randrange(20_000, 32_000)
+        try:
+            with contextlib.ExitStack() as held:
+                for offset in range(span):
+                    held.enter_context(socket.socket()).bind(("127.0.0.1", port + offset))
+        except OSError:
+            continue
+        return port
 
 
 @dataclass
@@ -250,9 +279,20 @@ class Pipeline:
                 "enable.auto.commit": False,
             }
         )
+        tps = [TopicPartition(topic, p) for p in range(self.catalogue.partitions)]
+        deadline = time.monotonic() + 60
         try:
-            tps = [TopicPartition(topic, p) for p in range(self.catalogue.partitions)]
-            return {tp.partition: tp.offset for tp in consumer.committed(tps, timeout=10)}
+            while True:
+                try:
+                    return {tp.partition: tp.offset for tp in consumer.committed(tps, timeout=10)}
+                except KafkaException as exc:
+                    # A restarted broker answers NOT_COORDINATOR until the group's
+                    # coordinator has loaded its offsets.
+                    error = exc.args[0]
+                    passing = error.retriable() or error.code() in _COORDINATOR_MOVING
+                    if not passing or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.5)
         finally:
             consumer.close()
 

@@ -20,7 +20,7 @@ from processors.schema import AttributeSchema
 from streams.settings import Settings
 from streams.stack import Stack
 from tests.e2e.conftest import TEST_PARTITIONS, drop_pipeline_state
-from tests.e2e.harness import Pipeline, assert_exactly_once, free_port
+from tests.e2e.harness import Pipeline, assert_exactly_once, service_port
 from topics.admin import delete_topics, ensure_topics
 from topics.catalogue import Catalogue
 
@@ -30,13 +30,11 @@ pytestmark = [pytest.mark.kafka, pytest.mark.redis, pytest.mark.milvus, pytest.m
 def _private(stack: Settings, service: str) -> Settings:
     """The shared stack's settings with one service moved to a private port."""
     if service == "kafka":
-        port = free_port()
-        while port + 1 == free_port():  # the controller listens on port + 1
-            port = free_port()
+        port = service_port(span=2)  # the controller listens on port + 1
         return stack.model_copy(update={"kafka_bootstrap": f"127.0.0.1:{port}"})
     if service == "redis":
-        return stack.model_copy(update={"redis_url": f"redis://127.0.0.1:{free_port()}/0"})
-    return stack.model_copy(update={"milvus_uri": f"http://127.0.0.1:{free_port()}"})
+        return stack.model_copy(update={"redis_url": f"redis://127.0.0.1:{service_port()}/0"})
+    return stack.model_copy(update={"milvus_uri": f"http://127.0.0.1:{service_port()}"})
 
 
 @pytest.fixture(params=["kafka", "redis", "milvus"])

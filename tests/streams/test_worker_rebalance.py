@@ -18,11 +18,13 @@ from typing import Any, cast
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
 
 import streams.worker as worker_module
 from loadtest.generator import WorkloadConfig, generate
 from processors.schema import AttributeSchema
 from streams.health import Health
+from streams.settings import GroupProtocol
 from streams.worker import Worker, WorkerConfig
 from streams.write_path import WritePath
 from tests.conftest import ProducerFactory
@@ -103,7 +105,20 @@ def _committed(bootstrap: str, group_id: str, topic: str, partitions: int) -> di
         reader.close()
 
 
+def _assignment(bootstrap: str, group_id: str) -> dict[str, list[tuple[str, int]]]:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    group = admin.describe_consumer_groups([group_id])[group_id].result(10)
+    return {
+        str(member.group_instance_id): sorted(
+            (tp.topic, tp.partition) for tp in member.assignment.topic_partitions
+        )
+        for member in group.members
+    }
+
+
+@pytest.mark.parametrize("protocol", ["consumer", "classic"])
 def test_consumer_calls_stay_on_the_poll_thread_while_a_second_worker_joins(
+    protocol: GroupProtocol,
     catalogue: Catalogue,
     kafka_bootstrap: str,
     producer_factory: ProducerFactory,
@@ -125,6 +140,7 @@ def test_consumer_calls_stay_on_the_poll_thread_while_a_second_worker_joins(
             group_id=group_id,
             transactional_id=f"{group_id}-{name}",
             group_instance_id=f"{group_id}-{name}",
+            group_protocol=protocol,
             commit_interval_s=0.05,
             max_in_flight=200,  # paused and resumed many times on the way
         )
@@ -140,7 +156,7 @@ def test_consumer_calls_stay_on_the_poll_thread_while_a_second_worker_joins(
                 return offsets
             await asyncio.sleep(0.2)
 
-    async def scenario() -> dict[int, int]:
+    async def scenario() -> tuple[dict[int, int], dict[str, list[tuple[str, int]]]]:
         stop = asyncio.Event()
         _, first = start("first", stop)
         await until(lambda offsets: sum(max(0, o) for o in offsets.values()) >= 300, 60)
@@ -148,11 +164,19 @@ def test_consumer_calls_stay_on_the_poll_thread_while_a_second_worker_joins(
         offsets = await until(
             lambda offsets: all(offsets.get(p, -1) >= end for p, end in ends.items()), 120
         )
+        assignment = await asyncio.to_thread(_assignment, kafka_bootstrap, group_id)
         stop.set()
         await asyncio.wait_for(asyncio.gather(first, second), 60)
-        return offsets
+        return offsets, assignment
 
-    offsets = asyncio.run(scenario())
+    offsets, assignment = asyncio.run(scenario())
 
     assert calls_elsewhere == []
     assert all(offsets.get(p, -1) >= end for p, end in ends.items()), (offsets, ends)
+    assert len(assignment) == 2 and all(assignment.values()), assignment
+    if protocol == "consumer":
+        # Each replica owns the same partition numbers of both topics.
+        for owned in assignment.values():
+            observations = {p for t, p in owned if t == catalogue.observations}
+            candidates = {p for t, p in owned if t == catalogue.candidates}
+            assert observations == candidates, assignment

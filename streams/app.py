@@ -45,8 +45,8 @@ def replica_name(settings: Settings, instance: str | None = None) -> str:
 
     It names the replica's Kafka transactional id, so a restart fences its own
     unfinished transaction at once instead of leaving read_committed readers
-    waiting for its timeout, and its static group membership, so a restart
-    takes its partitions back without a rebalance.
+    waiting for its timeout, and, in classic groups, its static membership, so a
+    restart takes its partitions back without a rebalance.
     """
     return f"{settings.group_id}-{instance or socket.gethostname()}"
 

@@ -43,7 +43,7 @@ class Settings(BaseSettings):
     # worker
     group_id: str = "slotwise-worker"
     transactional_id: str | None = None
-    static_membership: bool = True
+    static_membership: bool = True  # the classic protocol's only (see streams.worker)
     # "consumer" (KIP-848, brokers from Kafka 4.0): the broker assigns each replica
     # the same partitions of both topics. "classic" (cooperative-sticky) for older brokers.
     group_protocol: GroupProtocol = "consumer"

@@ -41,7 +41,7 @@ from topics.exceptions import RecordError
 from topics.outbound import Outbound
 from topics.records import CandidateFact, Command, Observation, Record
 
-__all__ = ["Worker", "WorkerConfig"]
+__all__ = ["ConsumerFailed", "Worker", "WorkerConfig"]
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +55,11 @@ _MODEL_ATTEMPTS = 3  # model calls that failed their whole budget, while others 
 _STUCK_AFTER_S = 60.0  # an event holding its partition's commits this long is reported
 _RETRY_LOG_EVERY = 20  # transient retries of one record between two warnings
 _LAG_EVERY_S = 1.0
+
+
+class ConsumerFailed(RuntimeError):
+    """The consumer hit a fatal error (say, fenced by a replica with its instance id):
+    it will never fetch again, so the worker stops rather than idle as a zombie."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,13 +109,6 @@ class Worker:
                 "bootstrap.servers": config.bootstrap,
                 "group.id": config.group_id,
                 **_group_protocol(config),
-                # A static member restarted under the same name takes its partitions
-                # back at once, instead of the group waiting for the dead session.
-                **(
-                    {"group.instance.id": config.group_instance_id}
-                    if config.group_instance_id
-                    else {}
-                ),
                 "enable.auto.commit": False,
                 "enable.auto.offset.store": False,
                 "auto.offset.reset": "earliest",
@@ -223,6 +221,8 @@ class Worker:
     def _dispatch(self, message: Message) -> None:
         error = message.error()
         if error is not None:
+            if error.fatal() or error.code() == KafkaError._FATAL:
+                raise ConsumerFailed(f"the consumer failed: {error}")
             if error.code() != KafkaError._PARTITION_EOF:
                 log.warning("consumer error: %s", error)
             return
@@ -523,11 +523,17 @@ def _group_protocol(config: WorkerConfig) -> dict[str, Any]:
         # replica the same partition numbers of both topics, so each topic spreads
         # evenly. Cooperative-sticky balances counts only: with two replicas, one took
         # every observations partition and the other every candidates partition.
+        # No static membership: such a broker refuses a static member restarted while
+        # its crashed predecessor's session lasts (UNRELEASED_INSTANCE_ID, fatal to the
+        # consumer), so a crash restart would wait out that session all the same.
         return {"group.protocol": "consumer", "group.remote.assignor": "range"}
     return {
         "group.protocol": "classic",
         "partition.assignment.strategy": "cooperative-sticky",
         "session.timeout.ms": config.session_timeout_ms,
+        # A static member restarted under the same name takes its partitions back at
+        # once, instead of the group waiting for the dead session.
+        **({"group.instance.id": config.group_instance_id} if config.group_instance_id else {}),
     }
 
 

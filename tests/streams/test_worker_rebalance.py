@@ -25,7 +25,7 @@ from loadtest.generator import WorkloadConfig, generate
 from processors.schema import AttributeSchema
 from streams.health import Health
 from streams.settings import GroupProtocol
-from streams.worker import Worker, WorkerConfig
+from streams.worker import ConsumerFailed, Worker, WorkerConfig
 from streams.write_path import WritePath
 from tests.conftest import ProducerFactory
 from topics.catalogue import Catalogue
@@ -109,7 +109,7 @@ def _assignment(bootstrap: str, group_id: str) -> dict[str, list[tuple[str, int]
     admin = AdminClient({"bootstrap.servers": bootstrap})
     group = admin.describe_consumer_groups([group_id])[group_id].result(10)
     return {
-        str(member.group_instance_id): sorted(
+        member.member_id: sorted(
             (tp.topic, tp.partition) for tp in member.assignment.topic_partitions
         )
         for member in group.members
@@ -180,3 +180,33 @@ def test_consumer_calls_stay_on_the_poll_thread_while_a_second_worker_joins(
             observations = {p for t, p in owned if t == catalogue.observations}
             candidates = {p for t, p in owned if t == catalogue.candidates}
             assert observations == candidates, assignment
+
+
+def test_a_worker_whose_consumer_is_fenced_stops_with_an_error(
+    catalogue: Catalogue, kafka_bootstrap: str
+) -> None:
+    # A second replica under the same instance name fences the first one's consumer
+    # for good; the first must stop (and be restarted), not idle as a zombie.
+    group_id = f"{catalogue.prefix}-workers"
+
+    def worker(transactional_id: str) -> Worker:
+        config = WorkerConfig(
+            bootstrap=kafka_bootstrap,
+            group_id=group_id,
+            transactional_id=transactional_id,
+            group_instance_id=f"{group_id}-twin",
+            group_protocol="classic",
+        )
+        return Worker(config, catalogue, cast(WritePath, _SlowWritePath(0.0)), health=Health())
+
+    async def scenario() -> BaseException | None:
+        stop = asyncio.Event()
+        first = asyncio.create_task(worker(f"{group_id}-a").run(stop))
+        await asyncio.sleep(5)
+        second = asyncio.create_task(worker(f"{group_id}-b").run(stop))
+        done, _ = await asyncio.wait({first}, timeout=60)
+        stop.set()
+        await asyncio.wait_for(second, 60)
+        return first.exception() if done else None
+
+    assert isinstance(asyncio.run(scenario()), ConsumerFailed)

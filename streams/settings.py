@@ -44,9 +44,9 @@ class Settings(BaseSettings):
     group_id: str = "slotwise-worker"
     transactional_id: str | None = None
     static_membership: bool = True  # the classic protocol's only (see streams.worker)
-    # "consumer" (KIP-848, brokers from Kafka 4.0): the broker assigns each replica
-    # the same partitions of both topics. "classic" (cooperative-sticky) for older brokers.
-    group_protocol: GroupProtocol = "consumer"
+    # "classic": cooperative-sticky with static membership. "consumer" (KIP-848, brokers
+    # from Kafka 4.0) spreads each topic evenly but is not the default yet (deploy/README).
+    group_protocol: GroupProtocol = "classic"
     # The classic protocol's session timeout; with "consumer" the broker's
     # group.consumer.session.timeout.ms (or the group's own setting) applies.
     session_timeout_ms: int = Field(15_000, ge=1_000)

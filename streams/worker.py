@@ -73,7 +73,7 @@ class WorkerConfig:
     max_text_bytes: int = 64 * 1024
     shutdown_timeout_s: float = 30.0
     group_instance_id: str | None = None
-    group_protocol: GroupProtocol = "consumer"
+    group_protocol: GroupProtocol = "classic"
     session_timeout_ms: int = 15_000  # the classic protocol's; the broker's otherwise
 
 

@@ -14,22 +14,22 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer
 from confluent_kafka.admin import AdminClient
 
 import streams.worker as worker_module
 from loadtest.generator import WorkloadConfig, generate
 from processors.schema import AttributeSchema
 from streams.health import Health
-from streams.settings import GroupProtocol
+from streams.settings import GroupProtocol, Settings
 from streams.worker import ConsumerFailed, Worker, WorkerConfig
 from streams.write_path import WritePath
-from tests.conftest import ProducerFactory
+from tests.e2e.harness import Pipeline
 from topics.catalogue import Catalogue
-from topics.codec import encode_record
 from topics.outbound import Outbound
 from topics.records import CandidateFact, Command, Observation
 
@@ -77,34 +77,6 @@ class _SlowWritePath:
         return ()
 
 
-def _publish(producer: Producer, topic: str, candidates: list[CandidateFact]) -> dict[int, int]:
-    ends: dict[int, int] = {}
-
-    def delivered(err: object, msg: Any) -> None:
-        assert err is None, err
-        ends[msg.partition()] = max(ends.get(msg.partition(), 0), msg.offset() + 1)
-
-    for candidate in candidates:
-        producer.produce(
-            topic,
-            key=candidate.subject_id.encode(),
-            value=encode_record(candidate),
-            on_delivery=delivered,
-        )
-        producer.poll(0)
-    assert producer.flush(30) == 0
-    return ends
-
-
-def _committed(bootstrap: str, group_id: str, topic: str, partitions: int) -> dict[int, int]:
-    reader = Consumer({"bootstrap.servers": bootstrap, "group.id": group_id})
-    try:
-        tps = [TopicPartition(topic, p) for p in range(partitions)]
-        return {tp.partition: tp.offset for tp in reader.committed(tps, timeout=10)}
-    finally:
-        reader.close()
-
-
 def _assignment(bootstrap: str, group_id: str) -> dict[str, list[tuple[str, int]]]:
     admin = AdminClient({"bootstrap.servers": bootstrap})
     group = admin.describe_consumer_groups([group_id])[group_id].result(10)
@@ -120,23 +92,24 @@ def _assignment(bootstrap: str, group_id: str) -> dict[str, list[tuple[str, int]
 def test_consumer_calls_stay_on_the_poll_thread_while_a_second_worker_joins(
     protocol: GroupProtocol,
     catalogue: Catalogue,
-    kafka_bootstrap: str,
-    producer_factory: ProducerFactory,
+    stack: Settings,
+    tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     calls_elsewhere: list[str] = []
     monkeypatch.setattr(worker_module, "Consumer", _thread_checked(calls_elsewhere))
     workload = WorkloadConfig(subjects=40, count=3000, seed=11)
     candidates = [w.candidate() for w in generate(workload, AttributeSchema.load())]
-    ends = _publish(producer_factory(), catalogue.candidates, candidates)
-    group_id = f"{catalogue.prefix}-workers"
+    pipeline = Pipeline(stack, catalogue, tmp_path, group_id=f"{catalogue.prefix}-workers")
+    ends = pipeline.publish(catalogue.candidates, candidates)
+    group_id = pipeline.group_id
 
     def committed() -> dict[int, int]:
-        return _committed(kafka_bootstrap, group_id, catalogue.candidates, catalogue.partitions)
+        return pipeline.committed(catalogue.candidates)
 
     def start(name: str, stop: asyncio.Event) -> tuple[Worker, asyncio.Task[None]]:
         config = WorkerConfig(
-            bootstrap=kafka_bootstrap,
+            bootstrap=stack.kafka_bootstrap,
             group_id=group_id,
             transactional_id=f"{group_id}-{name}",
             group_instance_id=f"{group_id}-{name}",
@@ -164,7 +137,7 @@ def test_consumer_calls_stay_on_the_poll_thread_while_a_second_worker_joins(
         offsets = await until(
             lambda offsets: all(offsets.get(p, -1) >= end for p, end in ends.items()), 120
         )
-        assignment = await asyncio.to_thread(_assignment, kafka_bootstrap, group_id)
+        assignment = await asyncio.to_thread(_assignment, stack.kafka_bootstrap, group_id)
         stop.set()
         await asyncio.wait_for(asyncio.gather(first, second), 60)
         return offsets, assignment

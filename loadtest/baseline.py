@@ -13,7 +13,7 @@ The input is the catalogue's candidates topic, pre-loaded with N generated
 candidates; the output is its facts topic. The clock runs from the first
 record consumed (group join excluded) to the last commit.
 
-    python -m loadtest.baseline --records 20000 --runs 3
+    python -m slotwise.loadtest.baseline --records 20000 --runs 3
 """
 
 from __future__ import annotations
@@ -29,15 +29,17 @@ from typing import Literal
 import redis
 from confluent_kafka import Consumer, Message, Producer, TopicPartition
 
-from loadtest.generator import WorkloadConfig, generate
-from loadtest.producer import publish
-from loadtest.results import Figure, median, print_summary, write_result
-from processors.schema import AttributeSchema
-from sinks.kafka_publisher import TransactionalPublisher, idempotent_producer
-from streams.settings import Settings
-from topics.admin import delete_topics, ensure_topics
-from topics.catalogue import Catalogue
-from topics.outbound import Outbound
+from slotwise.loadtest.generator import WorkloadConfig, generate
+from slotwise.loadtest.producer import publish
+from slotwise.loadtest.results import Figure, median, print_summary, write_result
+from slotwise.processors.schema import AttributeSchema
+from slotwise.sinks.kafka_publisher import TransactionalPublisher, idempotent_producer
+from slotwise.streams.settings import Settings
+from slotwise.topics.admin import delete_topics, ensure_topics
+from slotwise.topics.catalogue import Catalogue
+from slotwise.topics.connection import client_config
+from slotwise.topics.exceptions import SlotwiseError
+from slotwise.topics.outbound import Outbound
 
 __all__ = ["BaselineError", "BaselineRun", "Ceiling", "measure_ceiling", "preload", "run_baseline"]
 
@@ -45,7 +47,7 @@ Mode = Literal["plain", "transactional"]
 _BATCH = 1_000
 
 
-class BaselineError(RuntimeError):
+class BaselineError(SlotwiseError, RuntimeError):
     """The loop did not see every pre-loaded record before its deadline."""
 
 
@@ -111,13 +113,12 @@ def run_baseline(
 ) -> BaselineRun:
     """Consume the candidates topic from the start in a fresh group until ``expected`` records."""
     run_id = uuid.uuid4().hex[:12]
-    consumer = Consumer({
-        "bootstrap.servers": bootstrap,
+    consumer = Consumer(client_config(bootstrap, {
         "group.id": f"{catalogue.prefix}-baseline-{mode}-{run_id}",
         "auto.offset.reset": "earliest",
         "enable.auto.commit": False,
         "isolation.level": "read_committed",
-    })  # fmt: skip
+    }))  # fmt: skip
     store = redis.Redis.from_url(redis_url)
     loop = _Loop(bootstrap, catalogue, mode, f"{catalogue.prefix}:baseline:{run_id}", run_id)
     consumer.subscribe([catalogue.candidates])
@@ -240,7 +241,9 @@ def measure_ceiling(
 
 def main(argv: Sequence[str] | None = None) -> None:
     settings = Settings()
-    parser = argparse.ArgumentParser(prog="python -m loadtest.baseline", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m slotwise.loadtest.baseline", description=__doc__
+    )
     parser.add_argument("--bootstrap", default=settings.kafka_bootstrap)
     parser.add_argument("--redis-url", default=settings.redis_url)
     parser.add_argument("--records", type=int, default=20_000)

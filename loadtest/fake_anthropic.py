@@ -10,7 +10,7 @@ Replies come from a per-test script first (a FIFO of :data:`Reply` values),
 then from a default responder ``(request_json) -> Reply`` with a fixed
 latency. Run it standalone for benchmarks::
 
-    python -m loadtest.fake_anthropic --port 8765 --latency-ms 320
+    python -m slotwise.loadtest.fake_anthropic --port 8765 --latency-ms 320
 """
 
 from __future__ import annotations
@@ -468,7 +468,7 @@ def _load_responder(spec: str) -> Responder:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
-        prog="python -m loadtest.fake_anthropic",
+        prog="python -m slotwise.loadtest.fake_anthropic",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
     )
     parser.add_argument("--host", default="127.0.0.1")
@@ -497,6 +497,6 @@ def main(argv: Sequence[str] | None = None) -> None:
 if __name__ == "__main__":
     # Run the package's module, not this __main__ copy: a responder from another module
     # returns loadtest.fake_anthropic.ToolUse, which this copy's classes would not match.
-    from loadtest.fake_anthropic import main as package_main
+    from slotwise.loadtest.fake_anthropic import main as package_main
 
     package_main()

@@ -29,10 +29,11 @@ from functools import cache, lru_cache
 from itertools import accumulate
 from typing import Literal
 
-from processors.dates import resolve
-from processors.model import stable_id
-from processors.schema import AttributeSchema, AttributeSpec
-from topics.records import CandidateFact, Observation
+from slotwise.processors.dates import resolve
+from slotwise.processors.model import stable_id
+from slotwise.processors.schema import AttributeSchema, AttributeSpec
+from slotwise.topics.exceptions import SlotwiseError
+from slotwise.topics.records import CandidateFact, Observation
 
 __all__ = [
     "Slot",
@@ -54,7 +55,7 @@ Slot = tuple[str, str]
 """``(subject_id, attribute)``."""
 
 
-class WorkloadError(ValueError):
+class WorkloadError(SlotwiseError, ValueError):
     """The workload configuration cannot produce the requested mix."""
 
 

@@ -1,4 +1,5 @@
-"""The latency scenarios of ``python -m loadtest``: nominal (5 observations/s) and burst (50/s).
+"""The latency scenarios of ``python -m slotwise.loadtest``: nominal (5 observations/s)
+and burst (50/s).
 
 A worker with the fake model (320 ms a call) is started and warmed up first
 (its group joined, its model connection open, its first Milvus search done),
@@ -15,11 +16,11 @@ from __future__ import annotations
 
 import time
 
-from loadtest.measure import latencies
-from loadtest.producer import publish
-from loadtest.results import Figure
-from loadtest.runner import Bench, SupersessionListener, WatermarkListener
-from loadtest.scenarios import Follower, Options, RunResult, llm_figures, workload
+from slotwise.loadtest.measure import latencies
+from slotwise.loadtest.producer import publish
+from slotwise.loadtest.results import Figure
+from slotwise.loadtest.runner import Bench, SupersessionListener, WatermarkListener
+from slotwise.loadtest.scenarios import Follower, Options, RunResult, llm_figures, workload
 
 __all__ = ["burst", "nominal", "paced"]
 
@@ -42,7 +43,7 @@ def paced(options: Options, *, rate: float, default_duration_s: float) -> RunRes
     subjects = sorted({w.subject_id for w in writes})
     warm = workload(options, _WARM_UP, 10)
     with Bench(options.settings, options.workdir, options.partitions) as bench:
-        model = bench.fake_model(options.latency_ms, "loadtest.responders:bench")
+        model = bench.fake_model(options.latency_ms, "slotwise.loadtest.responders:bench")
         worker = bench.worker(
             env={**options.worker_env(), **bench.model_env(model, options.llm_concurrency)}
         )
@@ -61,7 +62,7 @@ def paced(options: Options, *, rate: float, default_duration_s: float) -> RunRes
         baseline_metrics = worker.metrics()
         marks = WatermarkListener(options.settings.redis_url, bench.redis_prefix).start()
         superseded = SupersessionListener(
-            options.settings.kafka_bootstrap, bench.catalogue.supersessions, options.partitions
+            options.settings, bench.catalogue.supersessions, options.partitions
         ).start()
         try:
             report = publish(

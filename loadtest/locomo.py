@@ -27,9 +27,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from processors.model import stable_id
-from topics.codec import loads
-from topics.records import Observation
+from slotwise.processors.model import stable_id
+from slotwise.topics.codec import loads
+from slotwise.topics.exceptions import SlotwiseError
+from slotwise.topics.records import Observation
 
 __all__ = [
     "LOCOMO_ENV",
@@ -49,7 +50,7 @@ TURN_SPACING = timedelta(seconds=30)
 """How far apart two consecutive turns of a session are placed."""
 
 
-class CorpusError(ValueError):
+class CorpusError(SlotwiseError, ValueError):
     """The corpus file is missing or not shaped like LoCoMo."""
 
 

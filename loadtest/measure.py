@@ -10,7 +10,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from loadtest.results import Figure, percentile
+from slotwise.loadtest.results import Figure, percentile
 
 __all__ = [
     "Latencies",

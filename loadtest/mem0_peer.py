@@ -16,10 +16,11 @@ model's recall. What Mem0 holds afterwards is judged against the workload's
 truth by :func:`~loadtest.generator.contradictory_slots`: the single-valued
 slots for which a user's current memories state two different values.
 
-    python -m loadtest.mem0_peer --subjects 50 --count 1000 --latency-ms 320
+    python -m slotwise.loadtest.mem0_peer --subjects 50 --count 1000 --latency-ms 320
 
 Run against a fake in its own process (as a remote model would be), start
-``python -m loadtest.fake_anthropic --port 8765 --responder loadtest.mem0_peer:responder``
+``python -m slotwise.loadtest.fake_anthropic --port 8765
+--responder slotwise.loadtest.mem0_peer:responder``
 and pass ``--base-url http://127.0.0.1:8765``.
 """
 
@@ -42,15 +43,23 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
 
-from loadtest.fake_anthropic import FakeAnthropic, Reply, Text, default_responder
-from loadtest.generator import Slot, Tally, WorkloadConfig, contradictory_slots, generate, tallied
-from loadtest.results import Figure, print_summary, write_result
-from processors.ports import Embedder
-from processors.schema import AttributeSchema
-from streams.embedder import make_embedder
-from streams.settings import Settings
-from topics.codec import dumps
-from topics.records import Observation
+from slotwise.loadtest.fake_anthropic import FakeAnthropic, Reply, Text, default_responder
+from slotwise.loadtest.generator import (
+    Slot,
+    Tally,
+    WorkloadConfig,
+    contradictory_slots,
+    generate,
+    tallied,
+)
+from slotwise.loadtest.results import Figure, print_summary, write_result
+from slotwise.models.embedders import embedder_named
+from slotwise.processors.ports import Embedder
+from slotwise.processors.schema import AttributeSchema
+from slotwise.streams.settings import Settings
+from slotwise.topics.codec import dumps
+from slotwise.topics.exceptions import SlotwiseError
+from slotwise.topics.records import Observation
 
 __all__ = ["Mem0Run", "Mem0Unavailable", "mem0_installed", "responder", "run_mem0"]
 
@@ -60,7 +69,7 @@ _ROLE = re.compile(r"^(?:user|assistant|system):\s*", re.MULTILINE)
 _MEMORIES_PER_USER = 10_000
 
 
-class Mem0Unavailable(RuntimeError):
+class Mem0Unavailable(SlotwiseError, RuntimeError):
     """mem0ai is not installed, or would send telemetry off the machine."""
 
 
@@ -281,14 +290,17 @@ def _import_mem0(workdir: Path) -> Any:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m loadtest.mem0_peer", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m slotwise.loadtest.mem0_peer", description=__doc__
+    )
     parser.add_argument("--subjects", type=int, default=50)
     parser.add_argument("--count", type=int, default=1_000)
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--latency-ms", type=float, default=320.0)
     parser.add_argument(
         "--base-url",
-        help="a fake Messages API already running with --responder loadtest.mem0_peer:responder "
+        help="a fake Messages API already running with "
+        "--responder slotwise.loadtest.mem0_peer:responder "
         "(default: one in this process, with --latency-ms)",
     )
     parser.add_argument("--concurrency", type=int, default=64)
@@ -298,7 +310,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     tally = Tally()
     config = WorkloadConfig(subjects=args.subjects, count=args.count, seed=args.seed)
     observations = [w.observation() for w in tallied(generate(config, schema), schema, tally)]
-    embedder = make_embedder(Settings())
+    embedder = embedder_named(Settings().embedder)
     with ExitStack() as stack:
         base_url = args.base_url
         if base_url is None:

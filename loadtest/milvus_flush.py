@@ -1,6 +1,6 @@
 """How often to flush Milvus: filtered-search latency while single rows are written.
 
-    python -m loadtest.milvus_flush --writes 3000 [--policies never,50,250,1000]
+    python -m slotwise.loadtest.milvus_flush --writes 3000 [--policies never,50,250,1000]
 
 For each flush policy, writes ``--writes`` rows one at a time through
 :class:`sinks.milvus_index.MilvusIndex` (``add`` then ``flush``, as a worker
@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 from pymilvus import MilvusClient
 
-from processors.model import VectorRow
-from sinks.milvus_index import MilvusIndex
+from slotwise.processors.model import VectorRow
+from slotwise.sinks.milvus_index import MilvusIndex
 
 __all__ = ["PolicyRun", "RandomEmbedder", "main", "measure"]
 
@@ -130,7 +130,9 @@ def _table(runs: list[PolicyRun]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m loadtest.milvus_flush", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m slotwise.loadtest.milvus_flush", description=__doc__
+    )
     parser.add_argument("--uri", default="http://127.0.0.1:19530")
     parser.add_argument("--writes", type=int, default=3000)
     parser.add_argument("--subjects", type=int, default=100)

@@ -1,9 +1,9 @@
-"""The peer scenario of ``python -m loadtest``: slotwise and Mem0 on the same observations.
+"""The peer scenario of ``python -m slotwise.loadtest``: slotwise and Mem0 on the same observations.
 
 Both get the same generated conversation (same seed, same subjects), a fake
 model at the same latency in a process of its own, and the same embedder.
 slotwise runs as a worker (the cascade of the ``cascade`` scenario); Mem0 runs
-as ``python -m loadtest.mem0_peer`` in a fresh process (its telemetry switch
+as ``python -m slotwise.loadtest.mem0_peer`` in a fresh process (its telemetry switch
 is read once, at import). Reported for both: writes per second from the first
 write to the last, and how many single-valued slots end with two or more
 contradictory current memories, judged by the same function
@@ -22,14 +22,20 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from loadtest.generator import Tally, WorkloadConfig, contradictory_slots, generate, tallied
-from loadtest.measure import overall_rate, sustained_rate
-from loadtest.mem0_peer import mem0_installed
-from loadtest.results import Figure
-from loadtest.runner import Bench
-from loadtest.scenarios import SCHEMA, Follower, Options, RunResult, llm_figures, preload
-from sinks.redis_store import RedisStore
-from topics.records import Fact
+from slotwise.loadtest.generator import (
+    Tally,
+    WorkloadConfig,
+    contradictory_slots,
+    generate,
+    tallied,
+)
+from slotwise.loadtest.measure import overall_rate, sustained_rate
+from slotwise.loadtest.mem0_peer import mem0_installed
+from slotwise.loadtest.results import Figure
+from slotwise.loadtest.runner import Bench
+from slotwise.loadtest.scenarios import SCHEMA, Follower, Options, RunResult, llm_figures, preload
+from slotwise.sinks.redis_store import RedisStore
+from slotwise.topics.records import Fact
 
 __all__ = ["mem0"]
 
@@ -42,7 +48,7 @@ def mem0(options: Options) -> RunResult:
     subject_ids = sorted({w.subject_id for w in writes})
     changed = sum(1 for values in tally.stated.values() if len(values) > 1)
     with Bench(options.settings, options.workdir, options.partitions) as bench:
-        model = bench.fake_model(options.latency_ms, "loadtest.responders:bench")
+        model = bench.fake_model(options.latency_ms, "slotwise.loadtest.responders:bench")
         topic = bench.catalogue.observations
         preload(bench, topic, (w.observation() for w in writes), count)
         worker = bench.worker(
@@ -118,11 +124,11 @@ def _run_mem0(
     """Mem0's figures from its own process, or why it did not run."""
     if not mem0_installed():
         return "not installed (pip install --no-deps mem0ai; see loadtest/mem0_peer.py)"
-    model = bench.fake_model(options.latency_ms, "loadtest.mem0_peer:responder")
+    model = bench.fake_model(options.latency_ms, "slotwise.loadtest.mem0_peer:responder")
     result = bench.workdir / f"{bench.group_id}-mem0.json"
     log = bench.workdir / f"{bench.group_id}-mem0.log"
     argv = [
-        sys.executable, "-m", "loadtest.mem0_peer", "--subjects", str(subjects),
+        sys.executable, "-m", "slotwise.loadtest.mem0_peer", "--subjects", str(subjects),
         "--count", str(count), "--seed", str(options.seed), "--latency-ms",
         str(options.latency_ms), "--base-url", model.base_url, "--concurrency",
         str(min(options.llm_concurrency, subjects)), "--json", str(result),

@@ -12,7 +12,7 @@ achieved rate is reported, not assumed.
 Each record's produce time (epoch seconds, also set as the Kafka message
 timestamp) is kept by id, for end-to-end latency measured downstream.
 
-    python -m loadtest.producer --subjects 200 --count 20000 --kind observations --rate 50
+    python -m slotwise.loadtest.producer --subjects 200 --count 20000 --kind observations --rate 50
 """
 
 from __future__ import annotations
@@ -38,16 +38,16 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from loadtest.generator import WorkloadConfig, generate
-from loadtest.locomo import default_path, observations, read_turns
-from loadtest.results import Figure, print_summary, write_result
-from processors.schema import AttributeSchema
-from sinks.kafka_publisher import idempotent_producer
-from streams.settings import Settings
-from topics.admin import ensure_topics
-from topics.catalogue import Catalogue
-from topics.codec import CONTENT_TYPE, encode_record
-from topics.records import CandidateFact, Observation
+from slotwise.loadtest.generator import WorkloadConfig, generate
+from slotwise.loadtest.locomo import default_path, observations, read_turns
+from slotwise.loadtest.results import Figure, print_summary, write_result
+from slotwise.processors.schema import AttributeSchema
+from slotwise.sinks.kafka_publisher import idempotent_producer
+from slotwise.streams.settings import Settings
+from slotwise.topics.admin import ensure_topics
+from slotwise.topics.catalogue import Catalogue
+from slotwise.topics.codec import CONTENT_TYPE, encode_record
+from slotwise.topics.records import CandidateFact, Observation
 
 __all__ = ["PublishReport", "TokenBucket", "publish", "record_id"]
 
@@ -233,7 +233,8 @@ def _records(args: argparse.Namespace) -> tuple[Iterator[Publishable], int | Non
 def main(argv: Sequence[str] | None = None) -> None:
     settings = Settings()
     parser = argparse.ArgumentParser(
-        prog="python -m loadtest.producer", description="Publish a synthetic or LoCoMo workload."
+        prog="python -m slotwise.loadtest.producer",
+        description="Publish a synthetic or LoCoMo workload.",
     )
     parser.add_argument("--bootstrap", default=settings.kafka_bootstrap)
     parser.add_argument("--kind", choices=("observations", "candidates"), default="observations")

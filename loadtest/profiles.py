@@ -1,6 +1,6 @@
 """Read a py-spy profile in collapsed-stack form (``py-spy record --format raw``).
 
-    python -m loadtest.profiles exact-run0.txt --top 25
+    python -m slotwise.loadtest.profiles exact-run0.txt --top 25
 
 Prints the functions with the most samples on the CPU: *self* (the frame on
 top of the stack) and *total* (anywhere in the stack), as shares of all
@@ -59,7 +59,7 @@ def read_collapsed(lines: Iterable[str]) -> Profile:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
-        prog="python -m loadtest.profiles",
+        prog="python -m slotwise.loadtest.profiles",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -14,7 +14,7 @@ work it would do against a real model:
 
 Start it in its own process, as a remote model would be::
 
-    python -m loadtest.responders --port 8765 --latency-ms 320
+    python -m slotwise.loadtest.responders --port 8765 --latency-ms 320
 
 This module's ``main`` is :func:`loadtest.fake_anthropic.main` (any
 ``--responder`` works), started from here because under ``python -m
@@ -32,11 +32,11 @@ from datetime import datetime
 from functools import cache
 from typing import Any
 
-from loadtest import fake_anthropic
-from loadtest.fake_anthropic import Reply, ToolUse, default_responder
-from processors.extract import extract_candidates
-from processors.schema import AttributeSchema
-from topics.records import Observation
+from slotwise.loadtest import fake_anthropic
+from slotwise.loadtest.fake_anthropic import Reply, ToolUse, default_responder
+from slotwise.processors.extract import extract_candidates, extract_records
+from slotwise.processors.schema import AttributeSchema
+from slotwise.topics.records import Command, Observation
 
 __all__ = ["bench", "extraction_reply", "main", "slot_reply"]
 
@@ -84,10 +84,16 @@ def extraction_reply(request: dict[str, Any]) -> Reply:
             "valid_from": c.valid_from.isoformat() if c.valid_from is not None else None,
             "confidence": c.confidence,
             "importance": c.importance,
+            "stated_change": c.stated_change,
         }
         for c in extract_candidates(observation, _schema())
     ]
-    return ToolUse({"facts": facts})
+    erase = [
+        {"attribute": c.attribute, "everything": c.attribute is None, "quote": c.reason or ""}
+        for c in extract_records(observation, _schema())
+        if isinstance(c, Command)
+    ]
+    return ToolUse({"facts": facts, "erase": erase} if erase else {"facts": facts})
 
 
 def slot_reply(request: dict[str, Any]) -> Reply:
@@ -114,7 +120,7 @@ def bench(request: dict[str, Any]) -> Reply:
 def main(argv: Sequence[str] | None = None) -> None:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if "--responder" not in arguments:
-        arguments += ["--responder", "loadtest.responders:bench"]
+        arguments += ["--responder", "slotwise.loadtest.responders:bench"]
     fake_anthropic.main(arguments)
 
 

@@ -21,7 +21,7 @@ import confluent_kafka
 from rich.console import Console
 from rich.table import Table
 
-from topics.codec import dumps
+from slotwise.topics.codec import dumps
 
 __all__ = [
     "Figure",

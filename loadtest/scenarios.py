@@ -1,4 +1,4 @@
-"""The throughput scenarios of ``python -m loadtest``: exact, cascade and soak.
+"""The throughput scenarios of ``python -m slotwise.loadtest``: exact, cascade and soak.
 
 Each scenario run starts from nothing (a fresh :class:`~loadtest.runner.Bench`),
 pre-loads its input, starts one worker and follows it until everything is
@@ -35,12 +35,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from loadtest.baseline import measure_ceiling
-from loadtest.generator import WorkloadConfig, Write, generate
-from loadtest.measure import overall_rate, slope, sustained_rate
-from loadtest.producer import Publishable, publish
-from loadtest.results import Figure, percentile
-from loadtest.runner import (
+from slotwise.loadtest.baseline import measure_ceiling
+from slotwise.loadtest.generator import WorkloadConfig, Write, generate
+from slotwise.loadtest.measure import overall_rate, slope, sustained_rate
+from slotwise.loadtest.producer import Publishable, publish
+from slotwise.loadtest.results import Figure, percentile
+from slotwise.loadtest.runner import (
     Bench,
     BenchError,
     RssSampler,
@@ -49,12 +49,12 @@ from loadtest.runner import (
     metric_total,
     rss_bytes,
 )
-from processors.ports import Embedder
-from processors.schema import AttributeSchema
-from sinks.milvus_index import MilvusIndex
-from streams.settings import Settings
-from topics.admin import delete_topics, ensure_topics
-from topics.catalogue import Catalogue
+from slotwise.processors.ports import Embedder
+from slotwise.processors.schema import AttributeSchema
+from slotwise.sinks.milvus_index import MilvusIndex
+from slotwise.streams.settings import Settings
+from slotwise.topics.admin import delete_topics, ensure_topics
+from slotwise.topics.catalogue import Catalogue
 
 __all__ = [
     "Follower",
@@ -310,7 +310,7 @@ def cascade(options: Options) -> RunResult:
     writes = workload(options, count, subjects)
     subject_ids = sorted({w.subject_id for w in writes})
     with Bench(options.settings, options.workdir, options.partitions) as bench:
-        model = bench.fake_model(options.latency_ms, "loadtest.responders:bench")
+        model = bench.fake_model(options.latency_ms, "slotwise.loadtest.responders:bench")
         topic = bench.catalogue.observations
         preload(bench, topic, (w.observation() for w in writes), count, progress=options.progress)
         env = {**options.worker_env(), **bench.model_env(model, options.llm_concurrency)}
@@ -435,9 +435,9 @@ def _probes(config: WorkloadConfig, n: int) -> list[tuple[str, str]]:
 
 
 def _embedder(settings: Settings) -> Embedder:
-    from streams.embedder import make_embedder  # noqa: PLC0415 -- loads the model: soak only
+    from slotwise.models.embedders import embedder_named  # noqa: PLC0415 -- loads the model: soak only
 
-    return make_embedder(settings)
+    return embedder_named(settings.embedder)
 
 
 def _search_latency(

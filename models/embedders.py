@@ -9,9 +9,7 @@ API providers plug in behind the same port; :class:`OpenAICompatibleEmbedder`
 speaks the ``POST {base_url}/embeddings`` protocol that OpenAI and many hosted
 providers share.
 
-    EmbedderError               the embedder cannot be built or cannot embed
-    ├── EmbedderUnavailable     the model weights are not installed
-    └── EmbedderMisconfigured   the ``embedder`` setting names nothing usable
+:func:`embedder_named` builds the one an ``embedder`` setting names.
 """
 
 from __future__ import annotations
@@ -29,18 +27,15 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import SecretStr
 
-from processors.ports import Embedder
-from streams.settings import Settings
+from slotwise.models.exceptions import EmbedderError, EmbedderMisconfigured, EmbedderUnavailable
+from slotwise.processors.ports import Embedder
 
 __all__ = [
     "MINILM_PACKAGE",
     "CachedEmbedder",
-    "EmbedderError",
-    "EmbedderMisconfigured",
-    "EmbedderUnavailable",
     "MiniLMEmbedder",
     "OpenAICompatibleEmbedder",
-    "make_embedder",
+    "embedder_named",
     "minilm_model_dir",
 ]
 
@@ -51,18 +46,6 @@ _OPENAI_DIMENSIONS = {
     "text-embedding-3-large": 3072,
     "text-embedding-ada-002": 1536,
 }
-
-
-class EmbedderError(RuntimeError):
-    pass
-
-
-class EmbedderUnavailable(EmbedderError):
-    pass
-
-
-class EmbedderMisconfigured(EmbedderError):
-    pass
 
 
 def minilm_model_dir() -> Path:
@@ -110,7 +93,8 @@ class CachedEmbedder:
     costliest step of the exact path on a CPU; the cache lives and dies with
     the process, so a model change never reads another model's vectors.
     Vectors are kept as float32 arrays (1.7 KB for 384 dimensions; a list of
-    Python floats takes 12.5 KB): a full cache is 80 MB, not 600.
+    Python floats takes 12.5 KB): a full cache is 80 MB, not 600. Keyed by text,
+    it holds personal data: an erasure evicts its texts (``forget``) and checks.
     """
 
     def __init__(self, inner: Embedder, *, max_entries: int = 50_000) -> None:
@@ -141,6 +125,16 @@ class CachedEmbedder:
                 while len(self._vectors) > self._max:
                     self._vectors.popitem(last=False)
         return [known[t].tolist() for t in texts]
+
+    def forget(self, texts: Sequence[str]) -> int:
+        """Evict the vectors of ``texts`` (an erasure's); how many were held."""
+        with self._lock:
+            return sum(1 for t in set(texts) if self._vectors.pop(t, None) is not None)
+
+    def holding(self, texts: Sequence[str]) -> int:
+        """How many of ``texts`` the cache holds a vector of."""
+        with self._lock:
+            return sum(1 for t in set(texts) if t in self._vectors)
 
 
 class OpenAICompatibleEmbedder:
@@ -193,18 +187,18 @@ class OpenAICompatibleEmbedder:
         self._client.close()
 
 
-def make_embedder(
-    settings: Settings,
+def embedder_named(
+    spec: str,
     *,
     api_key: SecretStr | None = None,
     base_url: str | None = None,
 ) -> Embedder:
-    """The embedder the ``embedder`` setting names.
+    """The embedder ``spec`` (the ``embedder`` setting) names.
 
     ``minilm`` (default): offline MiniLM. ``openai:<model>`` or
     ``openai:<model>:<dimension>``: an OpenAI-compatible API, which needs ``api_key``.
     """
-    kind, _, rest = settings.embedder.partition(":")
+    kind, _, rest = spec.partition(":")
     if kind == "minilm" and not rest:
         return CachedEmbedder(MiniLMEmbedder())
     if kind == "openai" and rest:
@@ -213,7 +207,7 @@ def make_embedder(
         if dimension is None:
             raise EmbedderMisconfigured(f"unknown dimension for {model}; use openai:{model}:<dim>")
         if api_key is None:
-            raise EmbedderMisconfigured(f"embedder {settings.embedder!r} needs an API key")
+            raise EmbedderMisconfigured(f"embedder {spec!r} needs an API key")
         return CachedEmbedder(
             OpenAICompatibleEmbedder(
                 model,
@@ -223,8 +217,7 @@ def make_embedder(
             )
         )
     raise EmbedderMisconfigured(
-        f"embedder {settings.embedder!r} is not 'minilm', 'openai:<model>' or "
-        "'openai:<model>:<dimension>'"
+        f"embedder {spec!r} is not 'minilm', 'openai:<model>' or 'openai:<model>:<dimension>'"
     )
 
 

@@ -29,12 +29,19 @@ from anthropic.types import Message, MessageParam, TextBlockParam, ToolParam
 from prometheus_client import Counter
 from pydantic import ValidationError
 
-from processors.model import stable_id
-from processors.schema import AttributeSchema
-from streams.llm import MalformedOutput, ModelClient
-from topics.records import CandidateFact, Observation
+from slotwise.models.exceptions import MalformedOutput
+from slotwise.models.llm import ModelClient
+from slotwise.processors.model import stable_id
+from slotwise.processors.schema import AttributeSchema
+from slotwise.topics.records import CandidateFact, Command, Observation
 
-__all__ = ["TOOL_NAME", "AnthropicExtractor", "extraction_tool", "system_prompt"]
+__all__ = [
+    "TOOL_NAME",
+    "AnthropicExtractor",
+    "erase_commands",
+    "extraction_tool",
+    "system_prompt",
+]
 
 TOOL_NAME = "record_facts"
 PURPOSE = "extract"
@@ -74,6 +81,13 @@ Rules:
   observation time given in the message. null when the message does not say.
 - confidence: how firmly the message states it (plain statement 0.9, hedged 0.5).
 - importance: how useful the fact is for future conversations (0 to 1).
+- stated_change: true when the user says the value changed or corrects it ("my email
+  changed, it's ... now", "oops typo, it's ..."), otherwise false.
+- erase: only when the user asks you to forget or delete what they told you ("forget
+  where I live", "delete everything you know about me"): one item per thing to forget,
+  with the vocabulary attribute it names, or everything true (and attribute null) for an
+  explicit request to forget everything about them; then facts is empty. Nothing for
+  "I forgot my password", "forget it, never mind", calendar entries, files, drafts.
 
 Examples (observation time 2026-03-14T10:00:00+00:00, a Saturday):
 - "I start at Stripe on Monday." -> employer "Stripe", valid_from 2026-03-16,
@@ -122,12 +136,26 @@ def extraction_tool(schema: AttributeSchema) -> ToolParam:
             "importance",
         ],
     }
+    item["properties"]["stated_change"] = {"type": "boolean"}  # type: ignore[index]
+    erase = {
+        "type": "object",
+        "properties": {
+            "attribute": {"type": ["string", "null"], "enum": [*names, None]},
+            "everything": {"type": "boolean"},
+            "quote": {"type": "string", "description": "The user's words asking for it."},
+        },
+        "required": ["attribute", "everything", "quote"],
+    }
     return {
         "name": TOOL_NAME,
-        "description": "Record the facts the message states about the user (possibly none).",
+        "description": "Record the facts the message states about the user (possibly none), "
+        "or what the user asks you to forget.",
         "input_schema": {
             "type": "object",
-            "properties": {"facts": {"type": "array", "items": item, "maxItems": MAX_FACTS}},
+            "properties": {
+                "facts": {"type": "array", "items": item, "maxItems": MAX_FACTS},
+                "erase": {"type": "array", "items": erase, "maxItems": MAX_FACTS},
+            },
             "required": ["facts"],
         },
     }
@@ -151,10 +179,13 @@ class AnthropicExtractor:
         ]
         self._tools = [extraction_tool(schema)]
 
-    async def extract(self, observation: Observation) -> list[CandidateFact]:
+    async def extract(self, observation: Observation) -> list[CandidateFact | Command]:
         if not observation.text.strip():
             return []
-        items = await self._facts([{"role": "user", "content": _render(observation)}])
+        items, erase = await self._facts([{"role": "user", "content": _render(observation)}])
+        commands = erase_commands(observation, erase, self._schema)
+        if commands:
+            return list(commands)  # a request of the memory is never also a new fact
         if len(items) > MAX_FACTS:
             FACT_ITEMS.labels("dropped").inc(len(items) - MAX_FACTS)
         candidates = (
@@ -162,7 +193,7 @@ class AnthropicExtractor:
         )
         return [c for c in candidates if c is not None]
 
-    async def _facts(self, messages: list[MessageParam]) -> list[Any]:
+    async def _facts(self, messages: list[MessageParam]) -> tuple[list[Any], list[Any]]:
         malformed_retries = 1
         while True:
             try:
@@ -180,7 +211,7 @@ class AnthropicExtractor:
                     raise
                 malformed_retries -= 1
 
-    def _facts_list(self, reply: Message) -> list[Any]:
+    def _facts_list(self, reply: Message) -> tuple[list[Any], list[Any]]:
         try:
             return _facts_list(reply)
         except MalformedOutput:
@@ -193,6 +224,7 @@ class AnthropicExtractor:
             FACT_ITEMS.labels("dropped").inc()
             return None
         attribute, value, text, category, valid_from, confidence, importance = fields
+        stated_change = item.get("stated_change") is True
         spec = self._schema.get(attribute)
         if spec is None or value is None:
             outcome = "kept" if attribute is None else "demoted"
@@ -215,6 +247,7 @@ class AnthropicExtractor:
                 confidence=0.8 if confidence is None else confidence,
                 importance=0.5 if importance is None else importance,
                 observation_id=observation.observation_id,
+                stated_change=stated_change,
             )
         except ValidationError:
             FACT_ITEMS.labels("dropped").inc()
@@ -232,7 +265,7 @@ def _render(observation: Observation) -> str:
     )
 
 
-def _facts_list(reply: Message) -> list[Any]:
+def _facts_list(reply: Message) -> tuple[list[Any], list[Any]]:
     calls = [b for b in reply.content if b.type == "tool_use" and b.name == TOOL_NAME]
     if not calls:
         raise MalformedOutput(f"the model did not call {TOOL_NAME} (stop: {reply.stop_reason})")
@@ -240,7 +273,56 @@ def _facts_list(reply: Message) -> list[Any]:
     facts = arguments.get("facts") if isinstance(arguments, dict) else None
     if not isinstance(facts, list):
         raise MalformedOutput(f"{TOOL_NAME} input has no 'facts' list")
-    return facts
+    erase = arguments.get("erase") if isinstance(arguments, dict) else None
+    # A malformed erase list is no request at all: an erase destroys, so it must be clear.
+    return facts, erase if isinstance(erase, list) else []
+
+
+def erase_commands(
+    observation: Observation, items: list[Any], schema: AttributeSchema
+) -> tuple[Command, ...]:
+    """The erase commands of the tool's ``erase`` items, read strictly.
+
+    An item names a vocabulary attribute, or says ``everything`` with no attribute;
+    anything else (an unknown attribute, both, neither, a wrong type) drops the whole
+    request, since a half-understood erase is the one output that cannot be undone.
+    """
+    wanted: list[str | None] = []
+    for item in items[:MAX_FACTS]:
+        if not isinstance(item, dict):
+            return ()
+        attribute, everything = item.get("attribute"), item.get("everything", False)
+        if not isinstance(everything, bool) or not isinstance(attribute, str | None):
+            return ()
+        if everything == (attribute is not None) or (
+            attribute is not None and schema.get(attribute) is None
+        ):
+            return ()
+        if attribute not in wanted:
+            wanted.append(attribute)
+    quote = next(
+        (
+            str(i["quote"])[:200]
+            for i in items
+            if isinstance(i, dict) and isinstance(i.get("quote"), str)
+        ),
+        observation.text[:200],
+    )
+    if None in wanted:
+        wanted = [None]
+    return tuple(
+        Command(
+            schema="command/1",
+            command_id=stable_id("erase", observation.observation_id, str(i)),
+            subject_id=observation.subject_id,
+            command="erase",
+            issued_at=observation.observed_at,
+            observation_id=observation.observation_id,
+            reason=quote,
+            attribute=attribute,
+        )
+        for i, attribute in enumerate(wanted)
+    )
 
 
 _Fields = tuple[

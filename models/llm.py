@@ -6,12 +6,7 @@ on 429, 529, other 5xx, timeouts and connection errors, never on another 4xx.
 A semaphore caps the requests in flight per process; a breaker stops a failing
 provider from being hammered and makes calls fail fast while it recovers.
 
-    ModelError                  a call produced no usable answer; ``kind`` names why
-    ├── ModelNotConfigured      no API key: the offline providers should run instead
-    ├── ModelUnavailable        the provider failed every attempt of the retry budget
-    │   └── CircuitOpen         the breaker is open: failed fast, nothing was sent
-    ├── ModelRejected           the provider refused the request (4xx other than 429)
-    └── MalformedOutput         the model answered, but not in the shape its tool demands
+Failures are raised as :mod:`slotwise.models.exceptions` describes.
 """
 
 from __future__ import annotations
@@ -29,21 +24,17 @@ from datetime import UTC, datetime
 import anthropic
 from anthropic.types import Message, MessageParam, TextBlockParam, ToolChoiceParam, ToolParam
 from prometheus_client import Counter, Gauge, Histogram
+from pydantic import SecretStr
 
-from streams.settings import Settings
+from slotwise.models.exceptions import (
+    CircuitOpen,
+    MalformedOutput,
+    ModelNotConfigured,
+    ModelRejected,
+    ModelUnavailable,
+)
 
-__all__ = [
-    "BreakerState",
-    "CircuitBreaker",
-    "CircuitOpen",
-    "MalformedOutput",
-    "ModelClient",
-    "ModelError",
-    "ModelNotConfigured",
-    "ModelRejected",
-    "ModelUnavailable",
-    "RetryPolicy",
-]
+__all__ = ["BreakerState", "CircuitBreaker", "ModelClient", "RetryPolicy"]
 
 Sleep = Callable[[float], Awaitable[None]]
 Clock = Callable[[], float]
@@ -72,46 +63,6 @@ REQUEST_SECONDS = Histogram(
 )
 IN_FLIGHT = Gauge("slotwise_llm_in_flight", "Model requests in flight in this process")
 BREAKER_STATE = Gauge("slotwise_llm_breaker_state", "0 closed, 1 half-open, 2 open")
-
-
-class ModelError(Exception):
-    kind = "model_error"
-
-
-class ModelNotConfigured(ModelError):
-    kind = "not_configured"
-
-
-class ModelUnavailable(ModelError):
-    kind = "unavailable"
-
-    def __init__(self, message: str, *, attempts: int = 0, last_failure: str | None = None) -> None:
-        super().__init__(message)
-        self.attempts = attempts
-        self.last_failure = last_failure
-
-
-class CircuitOpen(ModelUnavailable):
-    kind = "circuit_open"
-
-    def __init__(self, retry_in_s: float) -> None:
-        super().__init__(
-            f"circuit open: provider failing, next probe in {retry_in_s:.1f}s",
-            last_failure=self.kind,
-        )
-        self.retry_in_s = retry_in_s
-
-
-class ModelRejected(ModelError):
-    kind = "rejected"
-
-    def __init__(self, message: str, *, status: int) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-class MalformedOutput(ModelError):
-    kind = "malformed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,31 +209,37 @@ class ModelClient:
         self._rng = rng or random.Random()
 
     @classmethod
-    def from_settings(
+    def connect(
         cls,
-        settings: Settings,
+        api_key: SecretStr | None,
         *,
+        model: str,
+        base_url: str | None = None,
+        timeout_s: float = 20.0,
+        max_concurrency: int = 32,
+        max_retries: int = 4,
         breaker: CircuitBreaker | None = None,
         sleep: Sleep = asyncio.sleep,
     ) -> ModelClient:
-        """The process's model client; raises :class:`ModelNotConfigured` when offline."""
-        if settings.anthropic_api_key is None:
+        """A client on the SDK's aiohttp transport; raises :class:`ModelNotConfigured`
+        without a key (the offline providers run then)."""
+        if api_key is None:
             raise ModelNotConfigured("no anthropic_api_key configured")
         client = anthropic.AsyncAnthropic(
-            api_key=settings.anthropic_api_key.get_secret_value(),
-            base_url=settings.anthropic_base_url,
-            timeout=settings.llm_timeout_s,
+            api_key=api_key.get_secret_value(),
+            base_url=base_url,
+            timeout=timeout_s,
             max_retries=0,
             # The SDK's aiohttp transport: httpx's connection pool costs the event
             # loop 8 ms per call with hundreds of calls in flight, aiohttp's 3 ms
             # (docs/performance.md, the cascade scenario).
-            http_client=anthropic.DefaultAioHttpClient(timeout=settings.llm_timeout_s),
+            http_client=anthropic.DefaultAioHttpClient(timeout=timeout_s),
         )
         return cls(
             client,
-            model=settings.llm_model,
-            max_concurrency=settings.llm_max_concurrency,
-            retry=RetryPolicy(max_retries=settings.llm_max_retries),
+            model=model,
+            max_concurrency=max_concurrency,
+            retry=RetryPolicy(max_retries=max_retries),
             breaker=breaker,
             sleep=sleep,
         )

@@ -16,10 +16,11 @@ from collections.abc import Sequence
 from anthropic.types import Message, MessageParam, TextBlockParam, ToolParam
 from prometheus_client import Counter
 
-from processors.model import Neighbour, SlotAnswer
-from processors.slot_match import parse_answer, render_question
-from streams.llm import ModelClient, ModelError
-from topics.records import CandidateFact
+from slotwise.models.exceptions import ModelError
+from slotwise.models.llm import ModelClient
+from slotwise.processors.model import Neighbour, SlotAnswer
+from slotwise.processors.slot_match import parse_answer, render_question
+from slotwise.topics.records import CandidateFact
 
 __all__ = ["TOOL_NAME", "AnthropicSlotMatcher"]
 

@@ -6,39 +6,49 @@ stage can only add errors to what the earlier one got right:
 0. the candidate's fact already exists → NOOP, nothing written (a redelivery);
 1. attribute in the schema → exact key join → the policy (``decided_by`` "exact");
 2. otherwise → the subject's nearest current facts (``vector_fetch``); none → ADD
-   (``decided_by`` "vector");
+   (``decided_by`` "vector"); offline, one that the candidate restates (cosine ≥ 0.9 and
+   the same content words) → NOOP, re-confirming it (``decided_by`` "vector");
 3. → one slot-match question; a neighbour → the policy against that neighbour
-   (``decided_by`` "llm"); NONE → ADD; a close pair → ADD *and* REVIEW; a model
-   failure → REVIEW with nothing written.
+   (``decided_by`` "llm", or "offline" for the matcher that runs without a model);
+   NONE → ADD; a close pair → ADD *and* REVIEW; a model failure → REVIEW with
+   nothing written.
 
 Every ``Resolution.reason`` starts with the name of the stage that decided.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Literal
 
-from processors.exact_join import exact_join
-from processors.model import Decision, Neighbour, Resolution, SlotAnswer, stable_id
-from processors.ports import FactReader, SlotMatcher, VectorSearch
-from processors.resolve import fact_id_for, new_fact, resolve, vector_row
-from processors.schema import AttributeSchema
-from processors.vector_fetch import vector_fetch
-from topics.records import CandidateFact, ReviewItem
+from slotwise.processors.exact_join import exact_join
+from slotwise.processors.model import Decision, Neighbour, Resolution, SlotAnswer, stable_id
+from slotwise.processors.ports import FactReader, SlotMatcher, VectorSearch
+from slotwise.processors.resolve import fact_id_for, new_fact, reconfirm, resolve, vector_row
+from slotwise.processors.schema import AttributeSchema
+from slotwise.processors.vector_fetch import vector_fetch
+from slotwise.topics.records import CandidateFact, DecidedBy, ReviewItem
 
 ReviewKind = Literal["close_neighbour", "model_failure"]
 
-__all__ = ["Cascade"]
+__all__ = ["DEFAULT_TOP_K", "DEFAULT_VECTOR_FLOOR", "RESTATEMENT_COSINE", "Cascade", "restates"]
+
+# MiniLM: every fact starts with "User", which lifts unrelated pairs to cosine
+# 0.20-0.35 while real conflicts sit anywhere from 0.19 to 0.51, so the floor only
+# decides whether the matcher is asked at all; top-K already bounds its work.
+DEFAULT_VECTOR_FLOOR = 0.15
+DEFAULT_TOP_K = 5
 
 
 class Cascade:
     """Resolves one candidate against the store; reads only, writes nothing.
 
     ``dropped`` counts vector hits discarded before the matcher saw them, by
-    reason (see ``processors.vector_fetch.DROP_REASONS``): export it as a metric.
+    reason (see ``slotwise.processors.vector_fetch.DROP_REASONS``): export it as a metric.
     """
 
     def __init__(
@@ -48,10 +58,11 @@ class Cascade:
         search: VectorSearch,
         matcher: SlotMatcher,
         *,
-        top_k: int = 5,
-        floor: float = 0.3,
+        top_k: int = DEFAULT_TOP_K,
+        floor: float = DEFAULT_VECTOR_FLOOR,
         now: Callable[[], datetime],
         embedding_model: str | None,
+        matcher_label: DecidedBy = "llm",
     ) -> None:
         self._schema = schema
         self._reader = reader
@@ -61,6 +72,9 @@ class Cascade:
         self._floor = floor
         self._now = now
         self._embedding_model = embedding_model
+        # Who answers the slot question, as events, reasons and metrics name it: a
+        # dashboard must not suggest a model runs when the offline matcher does.
+        self._label: DecidedBy = matcher_label
         self.dropped: Counter[str] = Counter()
 
     async def resolve(
@@ -110,6 +124,22 @@ class Cascade:
                 "vector",
                 f"vector: no current fact of the subject at cosine >= {self._floor:.2f}",
             )
+        # Offline nobody else can tell a restatement from a new fact (the matcher answers
+        # NONE); a model is asked, and the policy then finds the same text a NOOP.
+        restated = (
+            next((n for n in neighbours if restates(candidate.text, n)), None)
+            if self._label == "offline"
+            else None
+        )
+        if restated is not None:
+            resolution = reconfirm(
+                candidate,
+                restated.fact,
+                decided_by="policy",
+                now=now,
+                embedding_model=self._embedding_model,
+            )
+            return replace(resolution, reason=f"vector: {resolution.reason}", decided_by="vector")
         answer = await self._matcher.match(candidate, neighbours)
         return self._answered(candidate, neighbours, answer, now)
 
@@ -121,12 +151,12 @@ class Cascade:
         now: datetime,
     ) -> Resolution:
         if answer.error is not None:
-            reason = f"llm: slot match failed ({answer.error}); nothing written"
+            reason = f"{self._label}: slot match failed ({answer.error}); nothing written"
             return Resolution(
                 decision=Decision.REVIEW,
                 candidate=candidate,
                 reason=reason,
-                decided_by="llm",
+                decided_by=self._label,
                 review=_review(candidate, neighbours, "model_failure", reason, now),
             )
         # The adapter validates the number; a bad index here still must change nothing.
@@ -136,19 +166,19 @@ class Cascade:
                 candidate,
                 self._schema.get(incumbent.attribute),
                 [incumbent],
-                decided_by="llm",
+                decided_by=self._label,
                 now=now,
                 embedding_model=self._embedding_model,
             )
         if answer.review_reason is not None:
             # A close pair the matcher would not decide: keep both truths, ask a human.
-            reason = f"llm: no match decided; both kept; review: {answer.review_reason}"
-            added = self._add(candidate, now, "llm", reason)
+            reason = f"{self._label}: no match decided; both kept; review: {answer.review_reason}"
+            added = self._add(candidate, now, self._label, reason)
             return Resolution(
                 decision=Decision.REVIEW,
                 candidate=candidate,
                 reason=reason,
-                decided_by="llm",
+                decided_by=self._label,
                 facts=added.facts,
                 vector_rows=added.vector_rows,
                 review=_review(candidate, neighbours, "close_neighbour", reason, now),
@@ -157,8 +187,9 @@ class Cascade:
         return self._add(
             candidate,
             now,
-            "llm",
-            f"llm: {shown} among {len(neighbours)} neighbours (raw {answer.raw[:80]!r}); added",
+            self._label,
+            f"{self._label}: {shown} among {len(neighbours)} neighbours "
+            f"(raw {answer.raw[:80]!r}); added",
         )
 
     def _add(
@@ -173,6 +204,27 @@ class Cascade:
             facts=(fact,),
             vector_rows=(vector_row(fact),),
         )
+
+
+# A free-text candidate this close to a current fact, with the same content words, says
+# what that fact says: re-confirming it is right, storing it again piles up duplicates.
+RESTATEMENT_COSINE = 0.9
+_FILLER_WORDS = frozenset(
+    "user user's the a an is are was were be been has have had their they them to of in on at "
+    "for and with again also just now still really very so some this that it its".split()
+)
+
+
+def _content(text: str) -> frozenset[str]:
+    words = re.findall(r"[\w'-]+", text.casefold())
+    return frozenset(w for w in words if w not in _FILLER_WORDS)
+
+
+def restates(text: str, neighbour: Neighbour) -> bool:
+    """``text`` restates the neighbour: very high similarity and the same content words."""
+    return neighbour.similarity >= RESTATEMENT_COSINE and _content(text) == _content(
+        neighbour.fact.text
+    )
 
 
 def _review(

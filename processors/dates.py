@@ -26,16 +26,21 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Literal
 
+from dateutil.relativedelta import relativedelta
+
 __all__ = [
+    "UNKNOWN_START",
     "DateMention",
     "Tense",
     "absolute_phrase",
+    "duration_start",
     "find_date",
     "parse_calendar_date",
     "resolve",
+    "start_unknown",
 ]
 
 Granularity = Literal["day", "week", "month", "year"]
@@ -101,6 +106,49 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 
 
 Tense = Literal["past", "future"]
+
+# The convention for "began at a time nobody said": a statement about the past ("I went
+# to a castle", "I made some sketches") is not valid from the day it was said, and its
+# start cannot be resolved, so it starts at the earliest instant a record may carry
+# (``topics.records.MIN_YEAR``). An as-of read must read it as "before it was said, when
+# unknown", not as a fact of the year 1000; the out-of-order rule reads it as older than
+# any incumbent, so such a fact is stored as history and never retires a current one.
+UNKNOWN_START = datetime(1000, 1, 1, tzinfo=UTC)
+
+
+def start_unknown(when: datetime) -> bool:
+    """Whether ``when`` is :data:`UNKNOWN_START` (the start of the fact is not known)."""
+    return when == UNKNOWN_START
+
+
+_DURATION = re.compile(
+    r"\b(?:I've|I\s+have|we've|we\s+have|been)\b.*?\bfor\s+(?:(?:about|almost|nearly|over|"
+    r"around)\s+)?(?P<count>\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten)\s+"
+    r"(?P<unit>day|week|month|year)s?\b",
+    re.IGNORECASE,
+)
+_COUNT_WORDS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10,
+}  # fmt: skip
+
+
+def duration_start(text: str, observed_at: datetime) -> datetime | None:
+    """When a state that has lasted "for 3 years" (said in the present perfect) began."""
+    found = _DURATION.search(text)
+    if found is None:
+        return None
+    raw = found["count"].lower()
+    count = int(raw) if raw.isdigit() else _COUNT_WORDS[raw]
+    unit = found["unit"].lower()
+    step = {
+        "day": relativedelta(days=count),
+        "week": relativedelta(weeks=count),
+        "month": relativedelta(months=count),
+        "year": relativedelta(years=count),
+    }[unit]
+    began: datetime = observed_at - step
+    return began
 
 
 @dataclass(frozen=True, slots=True)

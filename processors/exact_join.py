@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from processors.ports import FactReader
-from topics.records import CandidateFact, Fact
+from slotwise.processors.ports import FactReader
+from slotwise.topics.records import CandidateFact, Fact
 
 __all__ = ["exact_join"]
 

@@ -9,6 +9,11 @@ clause splitting and exclusions (``clauses``), the schematized head
 
 from __future__ import annotations
 
-from processors.rules import MAX_CLAUSES, RulesExtractor, extract_candidates
+from slotwise.processors.rules import (
+    MAX_CLAUSES,
+    RulesExtractor,
+    extract_candidates,
+    extract_records,
+)
 
-__all__ = ["MAX_CLAUSES", "RulesExtractor", "extract_candidates"]
+__all__ = ["MAX_CLAUSES", "RulesExtractor", "extract_candidates", "extract_records"]

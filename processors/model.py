@@ -6,9 +6,11 @@ import enum
 import uuid
 from dataclasses import dataclass, field
 
-from topics.records import CandidateFact, Fact, ReviewItem, SupersessionEvent
+from slotwise.topics.records import CandidateFact, Command, Fact, ReviewItem, SupersessionEvent
 
 __all__ = [
+    "ApplyOutcome",
+    "ApplyStatus",
     "Decision",
     "Neighbour",
     "Resolution",
@@ -31,6 +33,33 @@ class Decision(enum.StrEnum):
     NOOP = "NOOP"
     SUPERSEDE = "SUPERSEDE"
     REVIEW = "REVIEW"
+
+
+class ApplyStatus(enum.StrEnum):
+    APPLIED = "applied"
+    ALREADY_APPLIED = "already_applied"
+    STALE = "stale"
+
+
+@dataclass(frozen=True, slots=True)
+class ApplyOutcome:
+    """What ``apply`` did. ``version`` is the subject's version after the call.
+
+    ``stored`` is the outputs blob of an event applied before (a replay), to be
+    re-emitted instead of the freshly computed outputs.
+    """
+
+    status: ApplyStatus
+    version: int
+    stored: bytes | None = None
+
+    @property
+    def stale(self) -> bool:
+        return self.status is ApplyStatus.STALE
+
+    @property
+    def already_applied(self) -> bool:
+        return self.status is ApplyStatus.ALREADY_APPLIED
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,3 +111,6 @@ class Resolution:
     supersessions: tuple[SupersessionEvent, ...] = ()
     review: ReviewItem | None = None
     vector_rows: tuple[VectorRow, ...] = field(default=())
+    # Commands for the subject's log, applied after the candidate (a restore of an archived
+    # fact the candidate restated: processors/cold_restate.py).
+    commands: tuple[Command, ...] = ()

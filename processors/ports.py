@@ -1,21 +1,38 @@
-"""The ports the stages depend on. ``sinks/`` and ``streams/`` implement them."""
+"""The ports the stages and the write path depend on.
+
+``sinks/`` implements the stores (Redis, Milvus), ``models/`` the model and
+embedding providers; ``processors/testing.py`` has an in-memory version of each.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from datetime import datetime
 from typing import Protocol
 
-from processors.model import Neighbour, SlotAnswer
-from topics.records import CandidateFact, Fact, Observation
+from slotwise.processors.model import ApplyOutcome, Neighbour, SlotAnswer, VectorRow
+from slotwise.topics.records import CandidateFact, Command, Fact, Observation
 
-__all__ = ["Embedder", "Extractor", "FactReader", "SlotMatcher", "VectorSearch"]
+__all__ = [
+    "Embedder",
+    "Extractor",
+    "FactReader",
+    "SlotMatcher",
+    "StateStore",
+    "SubjectSnapshot",
+    "VectorSearch",
+    "VectorSink",
+]
 
 
 class Extractor(Protocol):
-    async def extract(self, observation: Observation) -> list[CandidateFact]:
-        """Facts about the observation's subject.
+    async def extract(self, observation: Observation) -> Sequence[CandidateFact | Command]:
+        """Facts about the observation's subject, and the commands the turn asks for.
 
-        None for questions, hypotheticals and third parties.
+        No fact for questions, hypotheticals and third parties. A command is a
+        request the subject made of their memory ("forget where I live": an
+        ``erase``), with an id derived from the observation so a re-extraction
+        emits the same one.
         """
         ...
 
@@ -55,4 +72,62 @@ class VectorSearch(Protocol):
         self, subject_id: str, text: str, *, k: int, floor: float
     ) -> list[tuple[str, float]]:
         """Up to ``k`` ``(fact_id, cosine)`` of this subject only, best first, cosine ≥ floor."""
+        ...
+
+
+class SubjectSnapshot(FactReader, Protocol):
+    """What deciding one event read about its subject, in one round trip.
+
+    ``stored`` is the outputs the event left when it was applied before (a
+    replay): then nothing else need be read. As a :class:`FactReader` it answers
+    from what it holds and reads anything else from the store.
+    """
+
+    @property
+    def version(self) -> int: ...
+
+    @property
+    def stored(self) -> bytes | None: ...
+
+
+class StateStore(Protocol):
+    """The subject state the write path reads and changes, one event at a time."""
+
+    async def snapshot(
+        self,
+        subject_id: str,
+        event_id: str | None = None,
+        *,
+        own_fact_id: str | None = None,
+        attribute: str | None = None,
+    ) -> SubjectSnapshot:
+        """The subject's version, the event's stored outputs, one fact and one slot."""
+        ...
+
+    async def apply(
+        self,
+        subject_id: str,
+        event_id: str,
+        *,
+        expected_version: int,
+        facts: Sequence[Fact],
+        outputs: bytes,
+        observation_id: str | None = None,
+        now: datetime,
+    ) -> ApplyOutcome:
+        """Write one event's facts, outputs and watermark at once, or nothing: nothing
+        when ``event_id`` was applied before (its stored outputs come back) or the
+        subject is no longer at ``expected_version`` (stale: decide again)."""
+        ...
+
+
+class VectorSink(Protocol):
+    """Buffers vector rows and makes them searchable at the checkpoint."""
+
+    def add(self, rows: Iterable[VectorRow]) -> None:
+        """Buffer rows for the next :meth:`flush`; a later row of a fact replaces it."""
+        ...
+
+    async def flush(self) -> None:
+        """Write every buffered row, or raise and keep them (the commit waits)."""
         ...

@@ -11,8 +11,12 @@ Order of the checks, first match wins:
 1. the candidate's own fact is already current → NOOP, nothing written (a replay);
 2. an incumbent holds the same value → NOOP (re-confirmation) or UPDATE (more detail);
 3. no incumbent, or a ``many`` attribute → ADD;
-4. an incumbent is newer than the candidate → ADD as closed history (out-of-order);
-5. high stakes and a corroborated incumbent → REVIEW, nothing stored;
+4. an incumbent is newer than the candidate → ADD as closed history (out-of-order),
+   unless it is an ongoing state said after every incumbent ("at Monzo for 3 years");
+5. high stakes: an incumbent better corroborated than the candidate (re-confirmed, from
+   a more trusted source, or held at a higher confidence) → REVIEW, nothing stored; so
+   is a contradiction between equals that states no change. The subject stating the
+   change ("my email changed, it's … now"), or a better-corroborated candidate, goes on;
 6. otherwise → SUPERSEDE every current incumbent.
 """
 
@@ -23,9 +27,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from processors.model import Decision, Resolution, VectorRow, stable_id
-from processors.schema import AttributeSpec
-from topics.records import CandidateFact, DecidedBy, Fact, ReviewItem, SupersessionEvent
+from slotwise.processors.aliases import same_database
+from slotwise.processors.model import Decision, Resolution, VectorRow, stable_id
+from slotwise.processors.schema import AttributeSpec
+from slotwise.processors.zones import same_zone
+from slotwise.topics.exceptions import SlotwiseError
+from slotwise.topics.records import CandidateFact, DecidedBy, Fact, ReviewItem, SupersessionEvent
 
 __all__ = [
     "SubjectMismatch",
@@ -33,6 +40,7 @@ __all__ = [
     "fact_id_for",
     "new_fact",
     "normalise",
+    "reconfirm",
     "resolve",
     "same_value",
     "vector_row",
@@ -41,7 +49,7 @@ __all__ = [
 _WORD = re.compile(r"\w+")
 
 
-class SubjectMismatch(ValueError):
+class SubjectMismatch(SlotwiseError, ValueError):
     """An incumbent handed to the policy belongs to another subject (a reader bug)."""
 
 
@@ -58,7 +66,11 @@ def normalise(value: object) -> str:
 def same_value(candidate: CandidateFact, fact: Fact) -> bool:
     """Whether the candidate states the incumbent's value (texts when either has no value)."""
     if candidate.value is not None and fact.value is not None:
-        return normalise(candidate.value) == normalise(fact.value)
+        if normalise(candidate.value) == normalise(fact.value):
+            return True
+        if candidate.attribute == "database":
+            return same_database(candidate.value, fact.value)
+        return candidate.attribute == "timezone" and same_zone(candidate.value, fact.value)
     return normalise(candidate.text) == normalise(fact.text)
 
 
@@ -101,6 +113,7 @@ def new_fact(
         candidate_id=candidate.candidate_id,
         observation_id=candidate.observation_id,
         embedding_model=embedding_model,
+        derived_from=candidate.derived_from,
     )
 
 
@@ -164,13 +177,38 @@ def resolve(
         return _add(policy, f"{spec.name} holds many values; added", attribute=slot_attribute)
     valid_from = candidate.effective_valid_from
     newer = [f for f in current if valid_from < f.valid_from]
-    if newer:
+    if newer and not _holds_now(candidate, current):
         return _history(policy, min(newer, key=lambda f: f.valid_from), slot_attribute)
     if spec is not None and spec.high_stakes:
         corroborated = [f for f in current if _corroborated(f, candidate)]
         if corroborated:
             return _review(policy, current, corroborated)
+        if not candidate.stated_change and not any(_outranks(candidate, f) for f in current):
+            return _review(policy, current, current, unstated=True)
     return _supersede(policy, current, slot_attribute)
+
+
+def reconfirm(
+    candidate: CandidateFact,
+    incumbent: Fact,
+    *,
+    decided_by: DecidedBy,
+    now: datetime,
+    embedding_model: str | None,
+) -> Resolution:
+    """NOOP: the candidate says what the current ``incumbent`` already says (a restatement
+    in other words); the incumbent is re-confirmed and nothing new is stored."""
+    policy = _Policy(candidate, None, decided_by, now, embedding_model)
+    verified = max(candidate.observed_at, incumbent.last_verified or candidate.observed_at)
+    refreshed = incumbent.model_copy(
+        update={"last_verified": verified, "verification_count": incumbent.verification_count + 1}
+    )
+    return _resolution(
+        policy,
+        Decision.NOOP,
+        f"restates {_shown(incumbent)} ({incumbent.fact_id}); re-confirmed",
+        facts=(refreshed,),
+    )
 
 
 def _current(candidate: CandidateFact, incumbents: Sequence[Fact]) -> list[Fact]:
@@ -187,8 +225,32 @@ def _current(candidate: CandidateFact, incumbents: Sequence[Fact]) -> list[Fact]
     )
 
 
+# How far a source is trusted; a source not named here counts as chat. A system of
+# record (the profile form, the billing system) outranks what was said in a chat.
+SOURCE_TRUST = {"profile": 1, "billing": 1}
+
+
+def _trust(source: str) -> int:
+    return SOURCE_TRUST.get(source, 0)
+
+
 def _corroborated(incumbent: Fact, candidate: CandidateFact) -> bool:
-    return incumbent.verification_count >= 1 or incumbent.confidence > candidate.confidence
+    """The incumbent is better corroborated than the candidate (DESIGN §3): re-confirmed
+    since it was stored, from a more trusted source, or held at a higher confidence.
+    A fact stored once from a chat is not, so the subject can still change it."""
+    return (
+        incumbent.verification_count >= 1
+        or _trust(incumbent.source) > _trust(candidate.source)
+        or incumbent.confidence > candidate.confidence
+    )
+
+
+def _outranks(candidate: CandidateFact, incumbent: Fact) -> bool:
+    """The candidate is the better-corroborated one: a more trusted source or surer."""
+    return (
+        _trust(candidate.source) > _trust(incumbent.source)
+        or candidate.confidence > incumbent.confidence
+    )
 
 
 def _resolution(
@@ -263,13 +325,20 @@ def _history(policy: _Policy, successor: Fact, attribute: str | None) -> Resolut
     )
 
 
-def _review(policy: _Policy, current: list[Fact], corroborated: list[Fact]) -> Resolution:
+def _review(
+    policy: _Policy, current: list[Fact], corroborated: list[Fact], *, unstated: bool = False
+) -> Resolution:
     candidate = policy.candidate
     best = corroborated[-1]
+    why = (
+        "states no change or correction"
+        if unstated
+        else f"verified {best.verification_count}x from {best.source} at confidence "
+        f"{best.confidence:.2f} (candidate {candidate.confidence:.2f} from {candidate.source})"
+    )
     text = (
         f"high-stakes {policy.slot()}: {_shown(candidate)} contradicts {_shown(best)}, "
-        f"verified {best.verification_count}x at confidence {best.confidence:.2f} "
-        f"(candidate {candidate.confidence:.2f}); a human decides"
+        f"{why}; a human decides"
     )
     item = ReviewItem(
         schema="review/1",
@@ -284,10 +353,18 @@ def _review(policy: _Policy, current: list[Fact], corroborated: list[Fact]) -> R
     return _resolution(policy, Decision.REVIEW, text, review=item)
 
 
+def _holds_now(candidate: CandidateFact, current: list[Fact]) -> bool:
+    """An ongoing state said after every incumbent was observed is the present, not
+    history, however early it began; anything else keeps the out-of-order rule."""
+    return candidate.ongoing and all(f.observed_at < candidate.observed_at for f in current)
+
+
 def _supersede(policy: _Policy, current: list[Fact], attribute: str | None) -> Resolution:
     fact = policy.fact(attribute, supersedes=current[-1].fact_id)
-    closed = {"status": "superseded", "valid_to": fact.valid_from, "superseded_by": fact.fact_id}
-    retired = tuple(old.model_copy(update=closed) for old in current)
+    closed = {"status": "superseded", "superseded_by": fact.fact_id}
+    # An ongoing state may have begun before an incumbent did: never close one before it began.
+    ends = [{**closed, "valid_to": max(fact.valid_from, old.valid_from)} for old in current]
+    retired = tuple(old.model_copy(update=end) for old, end in zip(current, ends, strict=True))
     return _resolution(
         policy,
         Decision.SUPERSEDE,

@@ -16,12 +16,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
+from slotwise.topics.exceptions import SlotwiseError
+
 __all__ = ["AttributeSchema", "AttributeSpec", "SchemaError"]
 
 DEFAULT_SCHEMA = "attributes.v1.json"
 
 
-class SchemaError(ValueError):
+class SchemaError(SlotwiseError, ValueError):
     """The vocabulary file is malformed."""
 
 
@@ -51,7 +53,9 @@ class AttributeSchema:
     @classmethod
     def load(cls, path: Path | None = None) -> AttributeSchema:
         if path is None:
-            text = resources.files("processors").joinpath(DEFAULT_SCHEMA).read_text("utf-8")
+            text = (
+                resources.files("slotwise.processors").joinpath(DEFAULT_SCHEMA).read_text("utf-8")
+            )
         else:
             text = path.read_text("utf-8")
         return cls.parse(json.loads(text))

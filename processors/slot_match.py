@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from processors.model import Neighbour, SlotAnswer
-from topics.records import CandidateFact
+from slotwise.processors.model import Neighbour, SlotAnswer
+from slotwise.topics.records import CandidateFact
 
 __all__ = ["OfflineSlotMatcher", "parse_answer", "render_question"]
 

@@ -5,8 +5,11 @@ exercises the same decisions the worker makes:
 
 * ``InMemoryFacts`` — a ``FactReader``; ``apply(resolution)`` stores what a
   resolution writes, so cascades can be chained.
-* ``InMemoryVectors`` — a ``VectorSearch`` over an injected embedding
-  function, cosine, per subject; it records every query's subject.
+* ``InMemoryState`` — a ``StateStore``: per-subject versions, idempotency by
+  event id with the stored outputs, and the version fence, as Redis does them.
+* ``InMemoryVectors`` — a ``VectorSearch`` and ``VectorSink`` over an injected
+  embedding function, cosine, per subject; it records every query's subject.
+  Rows are searchable once added, as the Milvus index searches buffered rows.
 * ``ScriptedMatcher`` — a ``SlotMatcher`` that answers from a script and
   records what it was shown.
 """
@@ -16,14 +19,28 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import numpy as np
 
-from processors.model import Neighbour, Resolution, SlotAnswer, VectorRow
-from processors.slot_match import parse_answer
-from topics.records import CandidateFact, Fact, ReviewItem, SupersessionEvent
+from slotwise.processors.model import (
+    ApplyOutcome,
+    ApplyStatus,
+    Neighbour,
+    Resolution,
+    SlotAnswer,
+    VectorRow,
+)
+from slotwise.processors.slot_match import parse_answer
+from slotwise.topics.records import CandidateFact, Fact, ReviewItem, SupersessionEvent
 
-__all__ = ["InMemoryFacts", "InMemoryVectors", "MatchCall", "ScriptedMatcher"]
+__all__ = [
+    "InMemoryFacts",
+    "InMemoryState",
+    "InMemoryVectors",
+    "MatchCall",
+    "ScriptedMatcher",
+]
 
 EmbedFn = Callable[[Sequence[str]], list[list[float]]]
 
@@ -72,6 +89,71 @@ class InMemoryFacts:
         return [f for f in found if f is not None and f.subject_id == subject_id]
 
 
+@dataclass(frozen=True, slots=True)
+class _Snapshot:
+    facts: InMemoryFacts
+    subject_id: str
+    version: int
+    stored: bytes | None
+
+    async def current_in_slot(self, subject_id: str, attribute: str) -> list[Fact]:
+        return await self.facts.current_in_slot(subject_id, attribute)
+
+    async def get_facts(self, subject_id: str, fact_ids: Sequence[str]) -> list[Fact]:
+        return await self.facts.get_facts(subject_id, fact_ids)
+
+
+class InMemoryState:
+    """A ``StateStore``: what Redis keeps for the write path, in dictionaries."""
+
+    def __init__(self, facts: InMemoryFacts | None = None) -> None:
+        self.facts = facts if facts is not None else InMemoryFacts()
+        self.versions: dict[str, int] = defaultdict(int)
+        self.applied: dict[tuple[str, str], bytes] = {}
+        self.observations: dict[str, list[str]] = defaultdict(list)
+        self.stale_answers = 0  # ``apply`` calls refused by the version fence
+
+    async def snapshot(
+        self,
+        subject_id: str,
+        event_id: str | None = None,
+        *,
+        own_fact_id: str | None = None,
+        attribute: str | None = None,
+    ) -> _Snapshot:
+        stored = self.applied.get((subject_id, event_id)) if event_id else None
+        return _Snapshot(self.facts, subject_id, self.versions[subject_id], stored)
+
+    async def apply(
+        self,
+        subject_id: str,
+        event_id: str,
+        *,
+        expected_version: int,
+        facts: Sequence[Fact],
+        outputs: bytes,
+        observation_id: str | None = None,
+        now: datetime,
+    ) -> ApplyOutcome:
+        foreign = [f.fact_id for f in facts if f.subject_id != subject_id]
+        if foreign:
+            raise ValueError(f"facts {foreign} are not about subject {subject_id!r}")
+        version = self.versions[subject_id]
+        stored = self.applied.get((subject_id, event_id))
+        if stored is not None:
+            return ApplyOutcome(ApplyStatus.ALREADY_APPLIED, version, stored)
+        if version != expected_version:
+            self.stale_answers += 1
+            return ApplyOutcome(ApplyStatus.STALE, version)
+        for fact in facts:
+            self.facts.put(fact)
+        self.applied[(subject_id, event_id)] = outputs
+        if observation_id:
+            self.observations[subject_id].append(observation_id)
+        self.versions[subject_id] = version + 1
+        return ApplyOutcome(ApplyStatus.APPLIED, version + 1)
+
+
 class InMemoryVectors:
     """Cosine search over rows embedded with ``embed``, always within one subject."""
 
@@ -79,6 +161,7 @@ class InMemoryVectors:
         self._embed = embed
         self._by_subject: dict[str, dict[str, tuple[VectorRow, np.ndarray]]] = defaultdict(dict)
         self.queried_subjects: list[str] = []
+        self.flushes = 0
 
     def add(self, rows: Iterable[VectorRow]) -> None:
         batch = list(rows)
@@ -90,6 +173,9 @@ class InMemoryVectors:
 
     def apply(self, resolution: Resolution) -> None:
         self.add(resolution.vector_rows)
+
+    async def flush(self) -> None:
+        self.flushes += 1
 
     async def nearest(
         self, subject_id: str, text: str, *, k: int, floor: float

@@ -12,10 +12,10 @@ import logging
 from collections import Counter
 from collections.abc import Collection
 
-from processors.model import Neighbour
-from processors.ports import FactReader, VectorSearch
-from processors.resolve import fact_id_for
-from topics.records import CandidateFact
+from slotwise.processors.model import Neighbour
+from slotwise.processors.ports import FactReader, VectorSearch
+from slotwise.processors.resolve import fact_id_for
+from slotwise.topics.records import CandidateFact
 
 __all__ = ["DROP_REASONS", "vector_fetch"]
 

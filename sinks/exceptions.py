@@ -13,6 +13,8 @@ as an outcome, because recomputing is the normal answer to it.
 
 from __future__ import annotations
 
+from slotwise.topics.exceptions import SlotwiseError
+
 __all__ = [
     "CorruptRecord",
     "EmbeddingModelMismatch",
@@ -23,7 +25,7 @@ __all__ = [
 ]
 
 
-class SinkError(RuntimeError):
+class SinkError(SlotwiseError, RuntimeError):
     pass
 
 

@@ -20,8 +20,10 @@ from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Producer, TopicPartition
 
-from topics.catalogue import Catalogue
-from topics.outbound import Outbound
+from slotwise.topics.catalogue import Catalogue
+from slotwise.topics.connection import Connection, client_config
+from slotwise.topics.exceptions import SlotwiseError
+from slotwise.topics.outbound import Outbound
 
 __all__ = [
     "PublishError",
@@ -39,7 +41,7 @@ _FENCED_CODES = frozenset(
 )
 
 
-class PublishError(RuntimeError):
+class PublishError(SlotwiseError, RuntimeError):
     pass
 
 
@@ -56,21 +58,15 @@ class PublisherFenced(PublishError):
         self.by_another = error.code() in _FENCED_CODES
 
 
-def idempotent_producer(bootstrap: str, **overrides: Any) -> Producer:
-    config: dict[str, Any] = {
-        "bootstrap.servers": bootstrap,
-        "enable.idempotence": True,
-        "linger.ms": 5,
-        "compression.type": "lz4",
-    }
-    config.update(overrides)
-    return Producer(config)
+def idempotent_producer(connection: Connection, **overrides: Any) -> Producer:
+    defaults = {"enable.idempotence": True, "linger.ms": 5, "compression.type": "lz4"}
+    return Producer(client_config(connection, {**defaults, **overrides}))
 
 
 class TransactionalPublisher:
     def __init__(
         self,
-        bootstrap: str,
+        connection: Connection,
         transactional_id: str,
         catalogue: Catalogue,
         *,
@@ -83,8 +79,8 @@ class TransactionalPublisher:
             "transaction.timeout.ms": 60_000,
             "message.timeout.ms": 50_000,
         }
-        self._bootstrap = bootstrap
-        self._producer = idempotent_producer(bootstrap, **self._config)
+        self._connection = connection
+        self._producer = idempotent_producer(connection, **self._config)
         self._ready = False
         self._aborting = False
 
@@ -92,7 +88,7 @@ class TransactionalPublisher:
         """Replace a producer that failed fatally (say, in a broker restart) with a new one
         of the same transactional id, whose ``init`` aborts whatever the old one left open."""
         self._producer.purge()
-        self._producer = idempotent_producer(self._bootstrap, **self._config)
+        self._producer = idempotent_producer(self._connection, **self._config)
         self._ready = False
         self._aborting = False
         self.init()

@@ -17,7 +17,7 @@ Writes buffer: ``add()`` does no I/O, ``flush()`` embeds and upserts off the
 event loop and keeps the buffer if anything fails, so the worker's commit
 fails with it. Milvus Lite searches un-flushed rows by brute force over its
 memtable, so a Milvus ``flush`` is issued every ``flush_every`` rows written
-(``python -m loadtest.milvus_flush`` measures the trade-off), but at most once
+(``python -m slotwise.loadtest.milvus_flush`` measures the trade-off), but at most once
 every ``min_flush_interval_s``: a flush costs Milvus Lite 100-400 ms of CPU
 whatever its size, so at a thousand rows a second a flush per 250 rows spent
 more CPU than the worker itself (3.3 ms per row against 0.3 ms unflushed,
@@ -33,9 +33,7 @@ write at other moments) and a search writes nothing: single-row upserts ahead
 of every search held the write lock and cost Milvus Lite ~5 ms of CPU each,
 which put seconds of queueing on the vector stage under load.
 
-The index is FLAT (exact): a subject has tens to hundreds of rows. Measured
-on Milvus Lite (5,000 rows, 500 subjects, one-subject filter), HNSW got 2 of
-100 top-5 lists wrong and took twice as long.
+Names, schema and filters: ``milvus_collections.py``.
 """
 
 from __future__ import annotations
@@ -43,76 +41,44 @@ from __future__ import annotations
 import asyncio
 import functools
 import math
-import re
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import numpy as np
 from prometheus_client import Counter
-from pymilvus import DataType, MilvusClient, MilvusException
+from pymilvus import MilvusClient, MilvusException
 from pymilvus.client.utils import SciPyHelper
 
-from processors.model import VectorRow
-from processors.ports import Embedder
-from sinks.exceptions import EmbeddingModelMismatch, VectorIndexError
+from slotwise.processors.model import VectorRow
+from slotwise.processors.ports import Embedder
+from slotwise.sinks.exceptions import VectorIndexError
+from slotwise.sinks.milvus_collections import (
+    FIELDS,
+    GRPC_OPTIONS,
+    TEXT_BYTES,
+    among,
+    check_model,
+    cold_collection_name,
+    collection_name,
+    create_collection,
+    of_subject,
+    subject_collections,
+)
 
-__all__ = ["FOREIGN_RESULTS", "GRPC_OPTIONS", "MilvusIndex", "collection_name", "model_slug"]
+__all__ = ["FOREIGN_RESULTS", "GRPC_OPTIONS", "MilvusIndex"]
 
 FOREIGN_RESULTS = Counter(
     "slotwise_vector_foreign_results_total",
     "Vector hits of another subject dropped after a subject-filtered search",
 )
 
-_MODEL_PROPERTY = "slotwise.embedding_model"
-_ID_BYTES = 1024  # Identifier allows 256 characters; VARCHAR lengths are bytes
-_TEXT_BYTES = 65535  # the VARCHAR maximum; the full text lives in Redis
-_LABEL_BYTES = 256
-_FIELDS = ["fact_id", "subject_id", "embedding_model", "category", "text"]
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _NOT_LOADED = 101  # Milvus's CollectionNotLoaded
 _SETUP_ATTEMPTS = 5
 
 T = TypeVar("T")
-
-
-# gRPC servers refuse client keep-alive pings more often than every 5 minutes
-# (and any ping between calls) by default; pymilvus pings every 10 s, which
-# the Milvus Lite server answers with GOAWAY "too_many_pings" and a dropped
-# channel. Ping no more often than a default server allows.
-GRPC_OPTIONS = {
-    "grpc.keepalive_time_ms": 300_000,
-    "grpc.keepalive_permit_without_calls": False,
-}
-
-
-def model_slug(model_name: str) -> str:
-    """``all-MiniLM-L6-v2`` → ``all_minilm_l6_v2``: a valid part of a collection name."""
-    slug = re.sub(r"[^a-z0-9]+", "_", model_name.lower()).strip("_")
-    if not slug:
-        raise ValueError(f"model name {model_name!r} has no letters or digits")
-    return slug
-
-
-def collection_name(prefix: str, model_name: str, created: datetime) -> str:
-    return f"{prefix}_{model_slug(model_name)}_{created:%Y%m%d}"
-
-
-def _literal(value: str) -> str:
-    # A subject id is user input: it must stay one string literal in the filter.
-    if _CONTROL.search(value):
-        raise ValueError(f"{value!r} contains control characters")
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _of_subject(subject_id: str) -> str:
-    return f"subject_id == {_literal(subject_id)}"
-
-
-def _among(fact_ids: Iterable[str]) -> str:
-    return f"fact_id in [{', '.join(_literal(f) for f in fact_ids)}]"
 
 
 def _fit(text: str, limit: int) -> str:
@@ -131,7 +97,7 @@ def _utc_now() -> datetime:
 
 
 class MilvusIndex:
-    """Implements ``processors.ports.VectorSearch``; a sink with ``add``/``flush``."""
+    """Implements ``slotwise.processors.ports.VectorSearch``; a sink with ``add``/``flush``."""
 
     def __init__(
         self,
@@ -183,7 +149,7 @@ class MilvusIndex:
 
     @property
     def cold_collection(self) -> str:
-        return f"{self._prefix}_cold_{model_slug(self._embedder.model_name)}"
+        return cold_collection_name(self._prefix, self._embedder.model_name)
 
     @property
     def pending(self) -> int:
@@ -270,9 +236,26 @@ class MilvusIndex:
             deleted = 0
             for name in await self._call(self._subject_collections):
                 deleted += await self._call(self._count_sync, name, subject_id)
-                await self._call(client.delete, name, filter=_of_subject(subject_id))
+                await self._call(client.delete, name, filter=of_subject(subject_id))
                 await self._call(client.flush, name)
         return deleted + dropped
+
+    async def discard(self, subject_id: str, fact_ids: Collection[str] | None = None) -> int:
+        """Drop the subject's buffered rows (only ``fact_ids``' if given) unwritten.
+
+        Takes the lock, so a write of them already under way has landed when this
+        returns (and can be deleted) and none starts later. Rows dropped.
+        """
+        async with self._lock:
+            return self._drop_pending(subject_id, fact_ids)
+
+    def buffered(self, subject_id: str, fact_ids: Collection[str] | None = None) -> int:
+        """The subject's rows (only ``fact_ids``' if given) buffered for the next flush."""
+        return sum(
+            1
+            for r in self._pending.values()
+            if r.subject_id == subject_id and (fact_ids is None or r.fact_id in fact_ids)
+        )
 
     async def count_subject(self, subject_id: str) -> int:
         """Rows of the subject anywhere, buffered ones included: zero after an erasure."""
@@ -336,8 +319,12 @@ class MilvusIndex:
                 if self._pending.get(row.fact_id) is row:
                     del self._pending[row.fact_id]
 
-    def _drop_pending(self, subject_id: str) -> int:
-        doomed = [f for f, r in self._pending.items() if r.subject_id == subject_id]
+    def _drop_pending(self, subject_id: str, fact_ids: Collection[str] | None = None) -> int:
+        doomed = [
+            f
+            for f, r in self._pending.items()
+            if r.subject_id == subject_id and (fact_ids is None or f in fact_ids)
+        ]
         for fact_id in doomed:
             del self._pending[fact_id]
         return len(doomed)
@@ -376,45 +363,24 @@ class MilvusIndex:
                     raise
                 time.sleep(0.2 * (attempt + 1))
         name = str(client.describe_alias(self._alias)["collection_name"])
-        self._check_model_sync(name)
+        check_model(
+            client,
+            name,
+            model=self._embedder.model_name,
+            dimension=self._embedder.dimension,
+            via=self._alias,
+        )
         client.load_collection(name, timeout=self._timeout_s)
         return name
 
     def _create_sync(self, name: str) -> None:
-        client = self._require_client()
-        schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
-        schema.add_field("fact_id", DataType.VARCHAR, is_primary=True, max_length=_ID_BYTES)
-        schema.add_field(
-            "subject_id", DataType.VARCHAR, max_length=_ID_BYTES, is_partition_key=True
-        )
-        schema.add_field("embedding_model", DataType.VARCHAR, max_length=_LABEL_BYTES)
-        schema.add_field("category", DataType.VARCHAR, max_length=_LABEL_BYTES, nullable=True)
-        schema.add_field("text", DataType.VARCHAR, max_length=_TEXT_BYTES)
-        schema.add_field("vector", DataType.FLOAT_VECTOR, dim=self._embedder.dimension)
-        index = client.prepare_index_params()
-        index.add_index("vector", index_type="FLAT", metric_type="COSINE")
-        client.create_collection(
+        create_collection(
+            self._require_client(),
             name,
-            schema=schema,
-            index_params=index,
-            properties={_MODEL_PROPERTY: self._embedder.model_name},
-            timeout=self._timeout_s,
+            model=self._embedder.model_name,
+            dimension=self._embedder.dimension,
+            timeout_s=self._timeout_s,
         )
-
-    def _check_model_sync(self, name: str) -> None:
-        described = self._require_client().describe_collection(name)
-        model = described.get("properties", {}).get(_MODEL_PROPERTY)
-        if model is not None and model != self._embedder.model_name:
-            raise EmbeddingModelMismatch(
-                f"{self._alias} points at {name}, embedded with {model}, "
-                f"not {self._embedder.model_name}"
-            )
-        dims = [f["params"].get("dim") for f in described["fields"] if f["name"] == "vector"]
-        if dims and int(dims[0]) != self._embedder.dimension:
-            raise EmbeddingModelMismatch(
-                f"{name} holds {dims[0]}-d vectors; {self._embedder.model_name} makes "
-                f"{self._embedder.dimension}-d ones"
-            )
 
     def _embed_sync(self, rows: list[VectorRow]) -> list[list[float]]:
         vectors: list[list[float]] = []
@@ -434,7 +400,7 @@ class MilvusIndex:
                     "subject_id": r.subject_id,
                     "embedding_model": model,
                     "category": r.category,
-                    "text": _fit(r.text, _TEXT_BYTES),
+                    "text": _fit(r.text, TEXT_BYTES),
                     "vector": vector,
                 }
                 for r, vector in batch
@@ -459,7 +425,7 @@ class MilvusIndex:
                 collection,
                 data=[vectors[0]],
                 limit=limit,
-                filter=_of_subject(subject_id),
+                filter=of_subject(subject_id),
                 output_fields=["subject_id", "vector"],
                 search_params={"metric_type": "COSINE"},
                 timeout=self._timeout_s,
@@ -472,7 +438,7 @@ class MilvusIndex:
             collection,
             lambda client: client.query(
                 collection,
-                filter=_of_subject(subject_id),
+                filter=of_subject(subject_id),
                 output_fields=["count(*)"],
                 timeout=self._timeout_s,
             ),
@@ -495,13 +461,7 @@ class MilvusIndex:
 
     def _subject_collections(self) -> list[str]:
         """Every collection of this prefix with a subject_id field: all models, both tiers."""
-        client = self._require_client()
-        names = [n for n in client.list_collections() if n.startswith(f"{self._prefix}_")]
-        return [
-            n
-            for n in names
-            if any(f["name"] == "subject_id" for f in client.describe_collection(n)["fields"])
-        ]
+        return subject_collections(self._require_client(), self._prefix)
 
     async def _move(
         self, subject_id: str, fact_ids: Sequence[str], source: str, target: str
@@ -518,11 +478,11 @@ class MilvusIndex:
             return 0
         if not client.has_collection(target):
             self._create_sync(target)
-        where = f"{_of_subject(subject_id)} and {_among(fact_ids)}"
+        where = f"{of_subject(subject_id)} and {among(fact_ids)}"
         rows = self._loaded(
             source,
             lambda c: c.query(
-                source, filter=where, output_fields=[*_FIELDS, "vector"], timeout=self._timeout_s
+                source, filter=where, output_fields=[*FIELDS, "vector"], timeout=self._timeout_s
             ),
         )
         if not rows:
@@ -531,7 +491,7 @@ class MilvusIndex:
         # leaves the row in both tiers, never in neither.
         client.upsert(target, [dict(r) for r in rows], timeout=self._timeout_s)
         client.flush(target, timeout=self._timeout_s)
-        moved = f"{_of_subject(subject_id)} and {_among(r['fact_id'] for r in rows)}"
+        moved = f"{of_subject(subject_id)} and {among(r['fact_id'] for r in rows)}"
         client.delete(source, filter=moved, timeout=self._timeout_s)
         client.flush(source, timeout=self._timeout_s)
         return len(rows)

@@ -30,7 +30,6 @@ subject's key pattern match another's.
 from __future__ import annotations
 
 import asyncio
-import enum
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -44,12 +43,13 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from sinks.exceptions import CorruptRecord, StoreError, StoreUnavailable
-from topics.codec import decode_record, encode_record
-from topics.exceptions import RecordError
-from topics.records import Fact
+from slotwise.processors.model import ApplyOutcome, ApplyStatus
+from slotwise.sinks.exceptions import CorruptRecord, StoreError, StoreUnavailable
+from slotwise.topics.codec import decode_record, encode_record
+from slotwise.topics.exceptions import RecordError
+from slotwise.topics.records import Fact
 
-__all__ = ["ApplyOutcome", "ApplyStatus", "RedisStore", "Snapshot"]
+__all__ = ["RedisStore", "Snapshot"]
 
 DEFAULT_RETENTION = timedelta(days=7)
 _UNSLOTTED = "-"
@@ -62,7 +62,7 @@ _SIZE = {"hash": "HLEN", "zset": "ZCARD", "set": "SCARD", "list": "LLEN", "strea
 
 
 def _script(name: str) -> str:
-    return resources.files("sinks").joinpath("lua", name).read_text(encoding="utf-8")
+    return resources.files("slotwise.sinks").joinpath("lua", name).read_text(encoding="utf-8")
 
 
 def _slot_field(attribute: str | None) -> str:
@@ -83,33 +83,6 @@ def _epoch_ms(moment: datetime) -> int:
     return int(moment.timestamp() * 1000)
 
 
-class ApplyStatus(enum.StrEnum):
-    APPLIED = "applied"
-    ALREADY_APPLIED = "already_applied"
-    STALE = "stale"
-
-
-@dataclass(frozen=True, slots=True)
-class ApplyOutcome:
-    """What ``apply`` did. ``version`` is the subject's version after the call.
-
-    ``stored`` is the outputs blob of an event applied before (a replay), to be
-    re-emitted instead of the freshly computed outputs.
-    """
-
-    status: ApplyStatus
-    version: int
-    stored: bytes | None = None
-
-    @property
-    def stale(self) -> bool:
-        return self.status is ApplyStatus.STALE
-
-    @property
-    def already_applied(self) -> bool:
-        return self.status is ApplyStatus.ALREADY_APPLIED
-
-
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     """What deciding one event reads about its subject, read in one round trip.
@@ -117,7 +90,7 @@ class Snapshot:
     ``stored`` is the outputs blob of the event if it was applied before (then
     nothing else was read). Otherwise ``own`` is the fact with the id asked
     for, if stored, and ``slot`` the current facts of the attribute asked for.
-    A snapshot is a ``processors.ports.FactReader``: it answers what it holds
+    A snapshot is a ``slotwise.processors.ports.FactReader``: it answers what it holds
     and sends any other read to the store.
     """
 
@@ -176,7 +149,7 @@ def _translated(action: str) -> Iterator[None]:
 
 
 class RedisStore:
-    """Per-subject state; implements ``processors.ports.FactReader``.
+    """Per-subject state; implements ``slotwise.processors.ports.FactReader``.
 
     The injected client must return bytes (``decode_responses=False``).
     ``retention`` bounds how long applied event ids and observation marks are
@@ -229,6 +202,19 @@ class RedisStore:
 
     def _tag(self, subject_id: str) -> str:
         return f"{self._prefix}:{{{quote(subject_id, safe=_SAFE)}}}"
+
+    @property
+    def client(self) -> aioredis.Redis:
+        """The client, for stores built on this one (``sinks.redis_erasure``)."""
+        return self._redis
+
+    def key(self, subject_id: str, kind: str) -> str:
+        """The name of one of the subject's keys (``facts``, ``applied``, ...)."""
+        return f"{self._tag(subject_id)}:{kind}"
+
+    def key_pattern(self, subject_id: str) -> str:
+        """A SCAN pattern matching every key of the subject and no other subject's."""
+        return self._tag(subject_id).translate(_GLOB) + ":*"
 
     def _keys(self, subject_id: str) -> _Keys:
         tag = self._tag(subject_id)
@@ -421,7 +407,7 @@ class RedisStore:
         return {self._kind(subject_id, key): size for key, size in found.items()}
 
     async def _sizes(self, subject_id: str) -> dict[str, int]:
-        pattern = self._tag(subject_id).translate(_GLOB) + ":*"
+        pattern = self.key_pattern(subject_id)
         with _translated("scanning a subject's keys"):
             keys = sorted(
                 {k.decode() async for k in self._redis.scan_iter(match=pattern, count=1000)}

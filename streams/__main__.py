@@ -1,3 +1,3 @@
-from streams.cli import app
+from slotwise.streams.cli import app
 
 app()

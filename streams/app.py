@@ -8,26 +8,32 @@ import socket
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 
-from processors.cascade import Cascade
-from processors.extract import RulesExtractor
-from processors.ports import Extractor, SlotMatcher
-from processors.schema import AttributeSchema
-from processors.slot_match import OfflineSlotMatcher
-from sinks.milvus_index import MilvusIndex
-from sinks.redis_store import RedisStore
-from streams import clock
-from streams.embedder import make_embedder
-from streams.health import Health, HealthServer
-from streams.llm import ModelClient
-from streams.llm_extract import AnthropicExtractor
-from streams.llm_match import AnthropicSlotMatcher
-from streams.settings import Settings
-from streams.timed import TimedMatcher, TimedSearch
-from streams.worker import Worker, WorkerConfig
-from streams.write_path import WritePath
-from topics.catalogue import Catalogue
+from slotwise.models.embedders import MiniLMEmbedder, embedder_named
+from slotwise.models.extractor import AnthropicExtractor
+from slotwise.models.llm import ModelClient
+from slotwise.models.slot_matcher import AnthropicSlotMatcher
+from slotwise.processors.cold_restate import ColdAwareCascade
+from slotwise.processors.extract import RulesExtractor
+from slotwise.processors.guards import GuardedCascade
+from slotwise.processors.ports import Embedder, Extractor, SlotMatcher
+from slotwise.processors.schema import AttributeSchema
+from slotwise.processors.slot_match import OfflineSlotMatcher
+from slotwise.sinks.milvus_index import MilvusIndex
+from slotwise.sinks.redis_store import RedisStore
+from slotwise.streams import clock
+from slotwise.streams.background import open_background, unindexing_reviews
+from slotwise.streams.erasure import open_erasure
+from slotwise.streams.failures import classify
+from slotwise.streams.forgetting import open_forgetting
+from slotwise.streams.health import Health, HealthServer
+from slotwise.streams.kafka_clients import worker_consumer, worker_publisher
+from slotwise.streams.settings import Settings
+from slotwise.streams.timed import TimedMatcher, TimedSearch
+from slotwise.streams.worker import Worker, WorkerConfig
+from slotwise.streams.write_path import WritePath
+from slotwise.topics.catalogue import Catalogue
 
-__all__ = ["Services", "open_services", "replica_name", "run_worker"]
+__all__ = ["Services", "model_client", "open_services", "replica_name", "run_worker"]
 
 log = logging.getLogger(__name__)
 
@@ -51,18 +57,33 @@ def replica_name(settings: Settings, instance: str | None = None) -> str:
     return f"{settings.group_id}-{instance or socket.gethostname()}"
 
 
-def _models(settings: Settings, schema: AttributeSchema) -> tuple[Extractor, SlotMatcher]:
+def model_client(settings: Settings) -> ModelClient:
+    """The process's model client; raises ``ModelNotConfigured`` when offline."""
+    return ModelClient.connect(
+        settings.anthropic_api_key,
+        model=settings.llm_model,
+        base_url=settings.anthropic_base_url,
+        timeout_s=settings.llm_timeout_s,
+        max_concurrency=settings.llm_max_concurrency,
+        max_retries=settings.llm_max_retries,
+    )
+
+
+def _models(
+    settings: Settings, schema: AttributeSchema, embedder: Embedder | None = None
+) -> tuple[Extractor, SlotMatcher]:
     if settings.offline:
-        return RulesExtractor(schema), OfflineSlotMatcher(settings.review_similarity)
-    client = ModelClient.from_settings(settings)
+        return RulesExtractor(schema, embedder), OfflineSlotMatcher(settings.review_similarity)
+    client = model_client(settings)
     return AnthropicExtractor(client, schema), AnthropicSlotMatcher(client)
 
 
 async def open_services(settings: Settings, stack: AsyncExitStack) -> Services:
-    schema = AttributeSchema.load()
+    schema = AttributeSchema.load(settings.vocabulary)
     store = RedisStore.from_url(settings.redis_url, prefix=settings.redis_prefix)
     stack.push_async_callback(store.close)
-    embedder = make_embedder(settings)
+    background = open_background(settings, store)
+    embedder = embedder_named(settings.embedder)
     index = MilvusIndex(
         settings.milvus_uri,
         embedder,
@@ -73,8 +94,14 @@ async def open_services(settings: Settings, stack: AsyncExitStack) -> Services:
     )
     stack.push_async_callback(index.close)
     await index.setup()
-    extractor, matcher = _models(settings, schema)
-    cascade = Cascade(
+    # The classifier's threshold is calibrated on MiniLM: another model runs the rules alone.
+    minilm = embedder if embedder.model_name == MiniLMEmbedder.model_name else None
+    extractor, matcher = _models(settings, schema, minilm)
+    forgetting = open_forgetting(
+        settings, store, index, embedder, schema, stack=stack, now=clock.now
+    )
+    # Cold-tier aware: a candidate restating an archived fact restores it.
+    cascade = ColdAwareCascade(
         schema,
         store,
         TimedSearch(index),
@@ -83,8 +110,27 @@ async def open_services(settings: Settings, stack: AsyncExitStack) -> Services:
         floor=settings.vector_floor,
         now=clock.now,
         embedding_model=embedder.model_name,
+        matcher_label="offline" if settings.offline else "llm",
+        cold=forgetting.cold,
     )
-    write_path = WritePath(extractor, cascade, store, index, clock.now)
+    # Review rejections remembered, derived facts marked (processors/guards.py).
+    guarded = GuardedCascade(
+        cascade, store, rejections=background.reviews, dependents=background.provenance
+    )
+    erase = open_erasure(settings, store, index, embedder, stack)
+    write_path = WritePath(
+        extractor,
+        guarded,
+        store,
+        index,
+        clock.now,
+        {
+            "erase": unindexing_reviews(erase, background.reviews),
+            **forgetting.forgetting.handlers,
+            **background.handlers(store, index, guarded, schema, embedder.model_name),
+        },
+        observers=(background.follow.after_candidate,),
+    )
     return Services(settings.catalogue(), store, index, write_path)
 
 
@@ -98,22 +144,25 @@ async def run_worker(
     try:
         async with AsyncExitStack() as stack:
             services = await open_services(settings, stack)
+            replica = replica_name(settings, instance)
             config = WorkerConfig(
-                bootstrap=settings.kafka_bootstrap,
-                group_id=settings.group_id,
-                transactional_id=settings.transactional_id or replica_name(settings, instance),
-                group_instance_id=(
-                    replica_name(settings, instance) if settings.static_membership else None
-                ),
-                group_protocol=settings.group_protocol,
-                session_timeout_ms=settings.session_timeout_ms,
                 max_in_flight=settings.max_in_flight,
                 commit_interval_s=settings.commit_interval_ms / 1000,
                 max_message_bytes=settings.max_message_bytes,
                 max_text_bytes=settings.max_text_bytes,
                 shutdown_timeout_s=settings.shutdown_timeout_s,
             )
-            worker = Worker(config, services.catalogue, services.write_path, health=health)
+            worker = Worker(
+                config,
+                services.catalogue,
+                services.write_path,
+                consumer=worker_consumer(settings, replica if settings.static_membership else None),
+                publisher=worker_publisher(settings, settings.transactional_id or replica),
+                # Vectors first: an offset is never committed before its rows are searchable.
+                sinks={"milvus": services.index},
+                classify=classify,
+                health=health,
+            )
             await worker.run(stop)
     finally:
         server.stop()

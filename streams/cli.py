@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import typer
 
-from streams.cli_read import facts, produce, tail, wait
-from streams.cli_run import demo, worker
-from streams.stack_cli import stack_app, topics_app
+from slotwise.streams.cli_consolidate import consolidate, reslot
+from slotwise.streams.cli_erase import erase, erasures_app
+from slotwise.streams.cli_eval import evaluate
+from slotwise.streams.cli_forget import calibrate, forget, restore
+from slotwise.streams.cli_read import facts, produce, tail, wait
+from slotwise.streams.cli_review import review_app
+from slotwise.streams.cli_run import demo, worker
+from slotwise.streams.cli_serve import serve
+from slotwise.streams.stack_cli import stack_app, topics_app
 
 __all__ = ["app"]
 
@@ -17,5 +23,11 @@ app = typer.Typer(
 )
 app.add_typer(stack_app, name="stack")
 app.add_typer(topics_app, name="topics")
-for command in (demo, worker, facts, tail, produce, wait):
+app.add_typer(erasures_app, name="erasures")
+app.add_typer(review_app, name="review")
+for command in (demo, worker, facts, tail, produce, wait, serve, forget, restore, calibrate):
     app.command()(command)
+app.command("eval")(evaluate)
+app.command()(erase)
+app.command()(consolidate)
+app.command()(reslot)

@@ -7,6 +7,8 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import AsyncExitStack
+from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -16,12 +18,13 @@ from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, TopicPartiti
 from rich.console import Console
 from rich.table import Table
 
-from sinks.kafka_publisher import idempotent_producer
-from sinks.redis_store import RedisStore
-from streams.settings import Settings
-from topics.codec import decode_record, encode_record
-from topics.exceptions import RecordError
-from topics.records import CandidateFact, Command, Fact, Observation, SupersessionEvent
+from slotwise.sinks.kafka_publisher import idempotent_producer
+from slotwise.sinks.redis_store import RedisStore
+from slotwise.streams.reads import FactQuery, ReadError, Reads
+from slotwise.streams.settings import Settings
+from slotwise.topics.codec import decode_record, encode_record
+from slotwise.topics.exceptions import RecordError
+from slotwise.topics.records import CandidateFact, Command, Fact, Observation, SupersessionEvent
 
 __all__ = ["facts", "produce", "tail", "wait"]
 
@@ -38,28 +41,58 @@ class Tailable(StrEnum):
     erasures = "erasures"
 
 
-def facts(
+def facts(  # noqa: PLR0917 - typer reads its options from the parameters
     subject: Annotated[str, typer.Argument(help="The subject_id whose facts to show.")],
     history: Annotated[
         bool, typer.Option("--history", help="Also closed facts and their links.")
     ] = False,
+    include_archived: Annotated[
+        bool, typer.Option("--include-archived", help="Also the cold tier's facts.")
+    ] = False,
+    as_of: Annotated[
+        datetime | None,
+        typer.Option("--as-of", help="The facts true at this instant (ISO-8601, UTC if bare)."),
+    ] = None,
+    believed_at: Annotated[
+        datetime | None,
+        typer.Option("--believed-at", help="What slotwise believed at this instant."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+    fact_id: Annotated[
+        str | None,
+        typer.Option(
+            "--fact", help="Read this fact as its chain's current head (--history: the chain)."
+        ),
+    ] = None,
 ) -> None:
     """Show a subject's current facts (and, with --history, superseded and historical ones)."""
+    query = FactQuery(_aware(as_of), _aware(believed_at), history, include_archived)
 
     async def read() -> list[Fact]:
-        store = RedisStore.from_url(Settings().redis_url, prefix=Settings().redis_prefix)
-        try:
-            return await store.facts(subject, include_history=history)
-        finally:
-            await store.close()
+        async with AsyncExitStack() as stack:
+            reads = Reads.open(Settings(), stack)
+            if fact_id is None:
+                return await reads.facts(subject, query, via="cli")
+            found = await reads.head(subject, fact_id, via="cli")
+            if found is None or not history:
+                return [] if found is None else [found.fact]
+            links = await reads.facts(subject, FactQuery(history=True), only=found.chain, via="cli")
+            return sorted(links, key=lambda f: found.chain.index(f.fact_id))
 
-    rows = asyncio.run(read())
+    try:
+        rows = asyncio.run(read())
+    except ReadError as exc:
+        _err.print(f"[red]{exc}[/]")
+        raise typer.Exit(2) from None
     if as_json:
         for fact in rows:
             sys.stdout.write(encode_record(fact).decode() + "\n")
         return
     _out.print(facts_table(subject, rows, history=history))
+
+
+def _aware(moment: datetime | None) -> datetime | None:
+    return moment if moment is None or moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def facts_table(subject: str, rows: list[Fact], *, history: bool) -> Table:
@@ -75,7 +108,7 @@ def facts_table(subject: str, rows: list[Fact], *, history: bool) -> Table:
         cells = [
             f.attribute or "·",
             f.text if f.value is None else str(f.value),
-            f.status,
+            f.status + (" (revalidate)" if f.needs_revalidation else ""),
             valid,
             f"{f.verification_count + 1}x",
         ]
@@ -130,12 +163,13 @@ def _committed(
     idle_timeout: float | None,
 ) -> Iterator[tuple[bytes | None, bytes | None]]:
     consumer = Consumer(
-        {
-            "bootstrap.servers": settings.kafka_bootstrap,
-            "group.id": f"slotwise-tail-{uuid.uuid4()}",
-            "enable.auto.commit": False,
-            "isolation.level": "read_committed",
-        }
+        settings.librdkafka(
+            {
+                "group.id": f"slotwise-tail-{uuid.uuid4()}",
+                "enable.auto.commit": False,
+                "isolation.level": "read_committed",
+            }
+        )
     )
     try:
         metadata = consumer.list_topics(topic, timeout=10).topics[topic]
@@ -185,7 +219,7 @@ def produce(
     if errors:
         _err.print(f"{errors} invalid line(s); nothing was sent")
         raise typer.Exit(2)
-    producer = idempotent_producer(settings.kafka_bootstrap)
+    producer = idempotent_producer(settings.librdkafka())
     failures: list[str] = []
 
     def delivered(err: object, _msg: object) -> None:

@@ -16,18 +16,18 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 from rich.console import Console
 from rich.table import Table
 
-from sinks.kafka_publisher import idempotent_producer
-from sinks.redis_store import RedisStore
-from streams.cli_read import facts_table
-from streams.consumed import Consumed
-from streams.demo import observations
-from streams.diagnostics import log_stacks
-from streams.settings import Settings
-from streams.stack import Stack, StackError
-from topics.admin import ensure_topics
-from topics.codec import decode_record, encode_record
-from topics.outbound import StoredOutputs
-from topics.records import CandidateFact, Command, ReviewItem, SupersessionEvent
+from slotwise.sinks.kafka_publisher import idempotent_producer
+from slotwise.sinks.redis_store import RedisStore
+from slotwise.streams.cli_read import facts_table
+from slotwise.streams.consumed import Consumed
+from slotwise.streams.demo import observations
+from slotwise.streams.diagnostics import log_stacks
+from slotwise.streams.outputs import StoredOutputs
+from slotwise.streams.settings import Settings
+from slotwise.streams.stack import Stack, StackError
+from slotwise.topics.admin import ensure_topics
+from slotwise.topics.codec import decode_record, encode_record
+from slotwise.topics.records import CandidateFact, Command, ReviewItem, SupersessionEvent
 
 __all__ = ["demo", "worker"]
 
@@ -51,7 +51,7 @@ def worker(
     )
     settings = Settings()
 
-    from streams.app import run_worker  # noqa: PLC0415 - the model SDKs load only for workers
+    from slotwise.streams.app import run_worker  # noqa: PLC0415 - the model SDKs load only for workers
 
     async def main() -> None:
         stop = asyncio.Event()
@@ -89,7 +89,7 @@ def demo(
 
 
 async def _demo(settings: Settings, subject: str, timeout: float) -> None:
-    from streams.app import run_worker  # noqa: PLC0415 - the model SDKs load only for workers
+    from slotwise.streams.app import run_worker  # noqa: PLC0415 - the model SDKs load only for workers
 
     catalogue = settings.catalogue()
     turns = observations(subject)
@@ -100,7 +100,7 @@ async def _demo(settings: Settings, subject: str, timeout: float) -> None:
     async with AsyncExitStack() as stack:
         store = RedisStore.from_url(settings.redis_url, prefix=settings.redis_prefix)
         stack.push_async_callback(store.close)
-        producer = idempotent_producer(settings.kafka_bootstrap)
+        producer = idempotent_producer(settings.librdkafka())
         for turn in turns:
             producer.produce(
                 catalogue.observations, key=subject.encode(), value=encode_record(turn)
@@ -187,12 +187,13 @@ def _read_partition(
     # librdkafka's default partitioner (consistent_random): CRC32 of the key.
     tp = TopicPartition(topic, zlib.crc32(key) % settings.partitions, OFFSET_BEGINNING)
     consumer = Consumer(
-        {
-            "bootstrap.servers": settings.kafka_bootstrap,
-            "group.id": f"slotwise-demo-{uuid.uuid4()}",
-            "enable.auto.commit": False,
-            "isolation.level": "read_committed",
-        }
+        settings.librdkafka(
+            {
+                "group.id": f"slotwise-demo-{uuid.uuid4()}",
+                "enable.auto.commit": False,
+                "isolation.level": "read_committed",
+            }
+        )
     )
     try:
         _, high = consumer.get_watermark_offsets(tp, timeout=10)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from topics.outbound import Outbound
+from slotwise.topics.outbound import Outbound
 
 __all__ = [
     "H_ERROR_FIELD",

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from processors.model import stable_id
-from topics.records import Observation
+from slotwise.processors.model import stable_id
+from slotwise.topics.records import Observation
 
 __all__ = ["DEMO_TURNS", "DemoTurn", "observations"]
 

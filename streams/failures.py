@@ -1,14 +1,20 @@
-"""Which failures mean "a dependency is down, wait" rather than "this record is bad"."""
+"""What the worker's failures mean: "a dependency is down, wait", or "this record is bad".
+
+:func:`classify` is the classifier the wiring gives the worker's retry policy
+(``streams/retry.py``); it is the one place that knows the providers' errors.
+"""
 
 from __future__ import annotations
 
 import redis.exceptions
 from pymilvus.exceptions import MilvusException
 
-from sinks.exceptions import EmbeddingModelMismatch, StoreUnavailable, VectorIndexError
-from streams.llm import ModelUnavailable
+from slotwise.models.exceptions import CircuitOpen, ModelError, ModelUnavailable
+from slotwise.sinks.exceptions import EmbeddingModelMismatch, StoreUnavailable, VectorIndexError
+from slotwise.streams.errors import UnsupportedCommand
+from slotwise.streams.retry import Verdict
 
-__all__ = ["is_transient"]
+__all__ = ["classify", "is_transient"]
 
 _TRANSIENT: tuple[type[BaseException], ...] = (
     ConnectionError,
@@ -40,3 +46,19 @@ def is_transient(exc: BaseException) -> bool:
         seen.add(id(current))
         current = current.__cause__ or current.__context__
     return False
+
+
+def classify(exc: BaseException) -> Verdict:
+    """The retry policy's verdict on one failure of one record."""
+    if isinstance(exc, UnsupportedCommand):
+        return Verdict("unusable", reason="unsupported_command")
+    if isinstance(exc, ModelError):
+        if not is_transient(exc):
+            # The model answered, but unusably for this record: park it.
+            return Verdict("unusable", reason=f"model_{exc.kind}")
+        return Verdict(
+            "provider_outage", dependency="model", counted=not isinstance(exc, CircuitOpen)
+        )
+    if is_transient(exc):
+        return Verdict("outage")
+    return Verdict("unknown")

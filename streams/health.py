@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from topics.codec import dumps
+from slotwise.topics.codec import dumps
 
 __all__ = ["Health", "HealthServer"]
 

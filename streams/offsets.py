@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from topics.outbound import Outbound
+from slotwise.topics.outbound import Outbound
 
 __all__ = ["PartitionLedger", "Release"]
 

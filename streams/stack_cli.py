@@ -10,10 +10,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from streams.settings import Settings
-from streams.stack import ServiceChange, ServiceStatus, Stack, StackError
-from topics.admin import TopicAdminError, ensure_topics
-from topics.catalogue import Catalogue
+from slotwise.streams.settings import Settings
+from slotwise.streams.stack import ServiceChange, ServiceStatus, Stack, StackError
+from slotwise.topics.admin import TopicAdminError, ensure_topics
+from slotwise.topics.catalogue import Catalogue
 
 __all__ = ["stack_app", "topics_app"]
 

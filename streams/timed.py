@@ -10,10 +10,10 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from processors.model import Neighbour, SlotAnswer
-from processors.ports import SlotMatcher, VectorSearch
-from streams.metrics import STAGE_SECONDS
-from topics.records import CandidateFact
+from slotwise.processors.model import Neighbour, SlotAnswer
+from slotwise.processors.ports import SlotMatcher, VectorSearch
+from slotwise.streams.metrics import STAGE_SECONDS
+from slotwise.topics.records import CandidateFact
 
 __all__ = ["TimedMatcher", "TimedSearch"]
 

@@ -13,40 +13,50 @@ a rebalance) is refused by the store's version check and computed again.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 
-from processors.cascade import Cascade
-from processors.model import Resolution, stable_id
-from processors.ports import Extractor
-from processors.resolve import fact_id_for
-from sinks.milvus_index import MilvusIndex
-from sinks.redis_store import RedisStore, Snapshot
-from streams.metrics import DECISIONS, STAGE_SECONDS
-from topics.outbound import Outbound, StoredOutputs, record_message
-from topics.records import CandidateFact, Command, Observation
+from slotwise.processors.guards import Resolver
+from slotwise.processors.model import Resolution, stable_id
+from slotwise.processors.ports import Extractor, StateStore, SubjectSnapshot, VectorSink
+from slotwise.processors.resolve import fact_id_for
+from slotwise.streams.errors import StateMoved, UnsupportedCommand
+from slotwise.streams.metrics import DECISIONS, STAGE_SECONDS
+from slotwise.streams.outputs import StoredOutputs
+from slotwise.streams.tracing import stage
+from slotwise.topics.outbound import Outbound, record_message
+from slotwise.topics.records import CandidateFact, Command, Observation
 
-__all__ = ["StateMoved", "WritePath"]
+__all__ = ["CommandHandler", "OutputsObserver", "WritePath"]
 
 _MAX_STALE_RETRIES = 8
 
 
-class StateMoved(RuntimeError):
-    """The subject's state kept moving under the decision: another writer is active."""
+# One command kind's handler: it applies the command idempotently (by its
+# command_id) through the subject's state, and returns the messages to publish.
+CommandHandler = Callable[[Command], Awaitable[tuple[Outbound, ...]]]
+OutputsObserver = Callable[[CandidateFact, StoredOutputs], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
 class WritePath:
     extractor: Extractor
-    cascade: Cascade
-    store: RedisStore
-    index: MilvusIndex
+    # A Cascade, or a cascade built on one (cold tier, review guards).
+    cascade: Resolver
+    store: StateStore
+    vectors: VectorSink
     now: Callable[[], datetime]
+    # Handlers of the lifecycle commands (erase, forget, review, ...), by kind.
+    commands: Mapping[str, CommandHandler] = field(default_factory=dict)
+    # Called with each candidate's outputs, fresh or replayed, before they are returned:
+    # the review store files REVIEW items here (streams/lifecycle.py; idempotent).
+    observers: tuple[OutputsObserver, ...] = ()
 
     async def on_observation(self, observation: Observation) -> tuple[Outbound, ...]:
         started = time.perf_counter()
-        candidates = await self.extractor.extract(observation)
+        with stage("extract"):
+            extracted = await self.extractor.extract(observation)
         STAGE_SECONDS.labels("extract").observe(time.perf_counter() - started)
         subject = observation.subject_id
         marker = Command(
@@ -58,18 +68,28 @@ class WritePath:
             observation_id=observation.observation_id,
         )
         return (
-            *(record_message("candidates", subject, c) for c in candidates),
+            *(record_message("candidates", subject, record) for record in extracted),
             record_message("candidates", subject, marker),
         )
 
     async def on_candidate(self, candidate: CandidateFact) -> tuple[Outbound, ...]:
         outputs = await self._decide(candidate)
-        self.index.add(outputs.vectors)
+        for observer in self.observers:
+            await observer(candidate, outputs)
+        self.vectors.add(outputs.vectors)
         return outputs.messages
 
     async def on_command(self, command: Command) -> tuple[Outbound, ...]:
-        # The only command so far is the watermark: every candidate of the
-        # observation precedes it in the log, so applying it publishes read-your-writes.
+        if command.command == "watermark":
+            return await self._watermark(command)
+        handler = self.commands.get(command.command)
+        if handler is None:
+            raise UnsupportedCommand(f"no handler for {command.command!r} commands in this worker")
+        return await handler(command)
+
+    async def _watermark(self, command: Command) -> tuple[Outbound, ...]:
+        # Every candidate of the observation precedes it in the log, so applying it
+        # publishes read-your-writes.
         subject = command.subject_id
         empty = StoredOutputs.of(()).encode()
         for _ in range(_MAX_STALE_RETRIES):
@@ -96,7 +116,8 @@ class WritePath:
             if seen.stored is not None:
                 return StoredOutputs.decode(seen.stored)
             started = time.perf_counter()
-            resolution = await self.cascade.resolve(candidate, reader=seen)
+            with stage("resolve"):
+                resolution = await self.cascade.resolve(candidate, reader=seen)
             STAGE_SECONDS.labels("resolve").observe(time.perf_counter() - started)
             outputs = StoredOutputs.of(
                 _messages(resolution),
@@ -105,14 +126,15 @@ class WritePath:
                 reason=resolution.reason,
             )
             started = time.perf_counter()
-            outcome = await self.store.apply(
-                subject,
-                candidate.candidate_id,
-                expected_version=seen.version,
-                facts=resolution.facts,
-                outputs=outputs.encode(),
-                now=self.now(),
-            )
+            with stage("apply"):
+                outcome = await self.store.apply(
+                    subject,
+                    candidate.candidate_id,
+                    expected_version=seen.version,
+                    facts=resolution.facts,
+                    outputs=outputs.encode(),
+                    now=self.now(),
+                )
             STAGE_SECONDS.labels("apply").observe(time.perf_counter() - started)
             if outcome.stale:
                 continue
@@ -124,15 +146,16 @@ class WritePath:
             f"subject {subject!r} kept changing while deciding {candidate.candidate_id}"
         )
 
-    async def _snapshot(self, candidate: CandidateFact) -> Snapshot:
+    async def _snapshot(self, candidate: CandidateFact) -> SubjectSnapshot:
         started = time.perf_counter()
         try:
-            return await self.store.snapshot(
-                candidate.subject_id,
-                candidate.candidate_id,
-                own_fact_id=fact_id_for(candidate),
-                attribute=candidate.attribute,
-            )
+            with stage("lookup"):
+                return await self.store.snapshot(
+                    candidate.subject_id,
+                    candidate.candidate_id,
+                    own_fact_id=fact_id_for(candidate),
+                    attribute=candidate.attribute,
+                )
         finally:
             STAGE_SECONDS.labels("lookup").observe(time.perf_counter() - started)
 
@@ -145,4 +168,5 @@ def _messages(resolution: Resolution) -> list[Outbound]:
     ]
     if resolution.review is not None:
         messages.append(record_message("review", resolution.review.subject_id, resolution.review))
+    messages += [record_message("candidates", c.subject_id, c) for c in resolution.commands]
     return messages

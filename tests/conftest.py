@@ -19,10 +19,10 @@ from typing import Any, Protocol
 import pytest
 from confluent_kafka import Consumer, Producer
 
-from streams.settings import Settings
-from streams.stack import Stack, StackError
-from topics.admin import delete_topics, ensure_topics
-from topics.catalogue import Catalogue
+from slotwise.streams.settings import Settings
+from slotwise.streams.stack import Stack, StackError
+from slotwise.topics.admin import delete_topics, ensure_topics
+from slotwise.topics.catalogue import Catalogue
 
 TEST_PARTITIONS = 3
 

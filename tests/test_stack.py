@@ -15,9 +15,9 @@ import pytest
 import redis
 from typer.testing import CliRunner
 
-from streams.cli import app
-from streams.settings import Settings
-from streams.stack import MissingTool, ServiceChange, Stack, StackError
+from slotwise.streams.cli import app
+from slotwise.streams.settings import Settings
+from slotwise.streams.stack import MissingTool, ServiceChange, Stack, StackError
 
 _REPO = Path(__file__).resolve().parents[1]
 

@@ -16,7 +16,9 @@ from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
-from topics.catalogue import Catalogue
+from slotwise.topics.catalogue import Catalogue
+from slotwise.topics.connection import Connection, client_config
+from slotwise.topics.exceptions import SlotwiseError
 
 __all__ = [
     "EnsureResult",
@@ -30,7 +32,7 @@ __all__ = [
 _log = logging.getLogger(__name__)
 
 
-class TopicAdminError(RuntimeError):
+class TopicAdminError(SlotwiseError, RuntimeError):
     pass
 
 
@@ -57,8 +59,8 @@ class EnsureResult:
         return f"created {len(self.created)} topics, {len(self.existing)} already existed"
 
 
-def _admin(bootstrap: str) -> AdminClient:
-    return AdminClient({"bootstrap.servers": bootstrap}, logger=_log)
+def _admin(connection: Connection) -> AdminClient:
+    return AdminClient(client_config(connection), logger=_log)
 
 
 def _partition_counts(admin: AdminClient, timeout_s: float) -> dict[str, int]:
@@ -89,7 +91,7 @@ def _check_copartitioned(catalogue: Catalogue, existing: dict[str, int]) -> None
 
 
 def ensure_topics(
-    bootstrap: str,
+    connection: Connection,
     catalogue: Catalogue,
     replication_factor: int = 1,
     *,
@@ -100,7 +102,7 @@ def ensure_topics(
     Refuses, creating nothing, when an existing subject-keyed topic's partition
     count differs from the catalogue's (and so from its co-partitioned peers).
     """
-    admin = _admin(bootstrap)
+    admin = _admin(connection)
     existing = _partition_counts(admin, timeout_s)
     _check_copartitioned(catalogue, existing)
     missing = [s for s in catalogue.specs() if s.name not in existing]
@@ -146,9 +148,9 @@ def _wait_visible(admin: AdminClient, names: Iterable[str], timeout_s: float) ->
         raise TopicRequestFailed(f"topics not visible after {timeout_s:.0f} s: {sorted(wanted)}")
 
 
-def delete_topics(bootstrap: str, names: Iterable[str], *, timeout_s: float = 30.0) -> None:
+def delete_topics(connection: Connection, names: Iterable[str], *, timeout_s: float = 30.0) -> None:
     """Delete ``names``; topics that do not exist are ignored."""
-    admin = _admin(bootstrap)
+    admin = _admin(connection)
     wanted = list(names)
     if not wanted:
         return

@@ -16,11 +16,16 @@ class TopicSpec:
     cleanup_policy: str
     retention_ms: int | None
     keyed_by_subject: bool
+    # Bounds how long a value behind a tombstone stays readable on a compacted topic
+    # (Kafka's default is no bound): an erasure's attestation states it.
+    max_compaction_lag_ms: int | None = None
 
     def config(self) -> dict[str, str]:
         config = {"cleanup.policy": self.cleanup_policy}
         if self.retention_ms is not None:
             config["retention.ms"] = str(self.retention_ms)
+        if self.max_compaction_lag_ms is not None:
+            config["max.compaction.lag.ms"] = str(self.max_compaction_lag_ms)
         return config
 
 
@@ -72,7 +77,7 @@ class Catalogue:
             TopicSpec(self.observations, n, "delete", 7 * _DAY_MS, True),
             TopicSpec(self.candidates, n, "delete", 7 * _DAY_MS, True),
             TopicSpec(self.supersessions, n, "delete", 30 * _DAY_MS, True),
-            TopicSpec(self.facts, n, "compact", None, False),
+            TopicSpec(self.facts, n, "compact", None, False, max_compaction_lag_ms=_DAY_MS),
             TopicSpec(self.review, n, "delete", None, True),
             TopicSpec(self.erasures, n, "delete", 365 * _DAY_MS, True),
             TopicSpec(self.deadletter, n, "delete", 30 * _DAY_MS, False),

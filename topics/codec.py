@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from topics.exceptions import (
+from slotwise.topics.exceptions import (
     EmptyField,
     InvalidJson,
     InvalidUtf8,
@@ -20,7 +20,7 @@ from topics.exceptions import (
     UnknownSchema,
     WrongType,
 )
-from topics.records import (
+from slotwise.topics.records import (
     CandidateFact,
     Command,
     ErasureAttestation,

@@ -27,13 +27,42 @@ __all__ = [
     "MissingField",
     "NaiveTimestamp",
     "RecordError",
+    "SlotwiseError",
     "TextTooLong",
     "UnknownSchema",
     "WrongType",
 ]
 
 
-class RecordError(ValueError):
+class SlotwiseError(Exception):
+    """The root of every error slotwise raises on purpose; each package adds its branch.
+
+    SlotwiseError
+    ├── RecordError              topics: a message that is not a valid record (below)
+    ├── TopicAdminError          topics.admin: creating or checking the topics failed
+    │   ├── PartitionMismatch    co-partitioned topics with different partition counts
+    │   └── TopicRequestFailed   the broker refused a request
+    ├── SchemaError              processors.schema: the attribute vocabulary is malformed
+    ├── SubjectMismatch          processors.resolve: a fact handed to another subject's decision
+    ├── SinkError                sinks.exceptions: Redis or Milvus failed (StoreError,
+    │                            StoreUnavailable, CorruptRecord, VectorIndexError, ...)
+    ├── PublishError             sinks.kafka_publisher: TransactionAborted, PublisherFenced
+    ├── ModelError               models.exceptions: no usable answer from the model
+    │                            (ModelNotConfigured, ModelUnavailable, CircuitOpen, ...)
+    ├── EmbedderError            models.exceptions: EmbedderUnavailable, EmbedderMisconfigured
+    ├── WorkerError              streams.errors: StateMoved, ConsumerFailed
+    ├── StackError               streams.stack: the local services (MissingTool, NotLocal, ...)
+    ├── ProcessError             streams.testing: a worker child never started or died
+    │   └── NotHealthy           its /healthz never answered 200 in time
+    └── BenchError, WorkloadError, CorpusError, BaselineError, Mem0Unavailable   loadtest
+
+    Branches that callers used to catch as a built-in error keep it as a second
+    base (``RecordError`` is still a ``ValueError``), so ``except ValueError`` code
+    written against them goes on working.
+    """
+
+
+class RecordError(SlotwiseError, ValueError):
     reason = "invalid_record"
 
     def __init__(self, message: str, *, field: str | None = None) -> None:

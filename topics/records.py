@@ -27,11 +27,16 @@ __all__ = [
     "Command",
     "CommandKind",
     "ErasureAttestation",
+    "ErasureCheck",
     "Fact",
     "FactStatus",
     "Observation",
     "Record",
+    "RetainedCopy",
+    "ReviewAction",
     "ReviewItem",
+    "ReviewOrigin",
+    "ReviewStatus",
     "SupersessionEvent",
 ]
 
@@ -87,7 +92,18 @@ def _shallow(value: dict[str, Any]) -> dict[str, Any]:
 
 
 Identifier = Annotated[
-    str, Field(min_length=1, max_length=MAX_ID_LENGTH), AfterValidator(_identifier)
+    str,
+    # The pattern says in the published JSON Schema what _identifier checks. Its blanks are
+    # str.isspace()'s, spelled out: JSON Schema's regexes are ECMA-262's, whose \s differs.
+    Field(
+        min_length=1,
+        max_length=MAX_ID_LENGTH,
+        json_schema_extra={
+            "pattern": r"^(?![ \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$)"
+            r"[^\x00-\x1f\x7f]+$"
+        },
+    ),
+    AfterValidator(_identifier),
 ]
 Timestamp = Annotated[
     AwareDatetime,
@@ -103,8 +119,10 @@ Scalar = str | int | float | bool
 Ids = Annotated[tuple[str, ...], Field(strict=False)]
 
 FactStatus = Literal["current", "superseded", "history", "archived"]
-CommandKind = Literal["erase", "watermark"]
-DecidedBy = Literal["exact", "llm", "consolidation", "policy"]
+CommandKind = Literal["watermark", "erase", "forget", "restore", "review", "consolidate", "reslot"]
+ReviewAction = Literal["accept", "reject", "edit"]
+# "offline": the slot matcher that runs without a model (it answers NONE).
+DecidedBy = Literal["exact", "llm", "offline", "consolidation", "policy"]
 
 
 class _Record(BaseModel):
@@ -146,6 +164,16 @@ class CandidateFact(_Record):
     confidence: Unit = 0.8
     importance: Unit = 0.5
     observation_id: str | None = None
+    # The subject says the value changed or corrects it ("my email changed, it's … now"):
+    # on a high-stakes slot that is what lets a new value replace an uncorroborated one.
+    stated_change: bool = False
+    # The facts this candidate was inferred from (an importer's summary): superseding one
+    # of them marks the fact it becomes ``needs_revalidation`` (optional; added later).
+    derived_from: Ids = ()
+    # The state holds now though it began before it was said ("I've been at Monzo for 3
+    # years"): observed after the incumbent, it may replace it despite the earlier start
+    # (optional; added later; importers leave it False and keep the out-of-order rule).
+    ongoing: bool = False
 
     @property
     def effective_valid_from(self) -> datetime:
@@ -155,8 +183,23 @@ class CandidateFact(_Record):
 class Command(_Record):
     """An instruction ordered with the subject's writes on the candidates topic.
 
-    ``watermark`` marks that every candidate of ``observation_id`` is before it
-    in the log: applying it makes the observation visible to ``slotwise wait``.
+    Everything that changes a subject after the write (erasure, forgetting,
+    review decisions, consolidation) travels as one, keyed by the subject, so
+    it has a defined place among the subject's writes, and carries its own
+    evaluation time (``issued_at``, or ``as_of``) so a replay decides the same.
+
+    * ``watermark`` — every candidate of ``observation_id`` is before it in the
+      log: applying it makes the observation visible to ``slotwise wait``;
+    * ``erase`` — the whole subject, or ``attribute``, or ``fact_id``;
+    * ``forget`` — a soft-forgetting pass evaluated at ``as_of``;
+    * ``restore`` — bring ``fact_id`` back from the cold tier;
+    * ``review`` — a human's ``action`` on ``review_id`` (``value`` for an edit);
+    * ``consolidate`` / ``reslot`` — a background job's ``candidate``, applied
+      through the log with ``fact_ids`` naming what it was decided against.
+
+    ``params`` holds a command's knobs (thresholds, budgets), shallow JSON.
+    Fields a kind does not use are left out; older producers' commands decode
+    unchanged.
     """
 
     schema_: Literal["command/1"] = Field("command/1", alias="schema")
@@ -166,6 +209,15 @@ class Command(_Record):
     issued_at: Timestamp
     observation_id: str | None = None
     reason: str | None = None
+    attribute: Identifier | None = None
+    fact_id: Identifier | None = None
+    fact_ids: Ids = ()
+    review_id: Identifier | None = None
+    action: ReviewAction | None = None
+    value: Scalar | None = None
+    as_of: Timestamp | None = None
+    candidate: CandidateFact | None = None
+    params: Metadata = Field(default_factory=dict)
 
 
 class Fact(_Record):
@@ -193,6 +245,12 @@ class Fact(_Record):
     last_verified: Timestamp | None = None
     verification_count: int = 0
     embedding_model: str | None = None
+    # The facts this one was inferred from (consolidation, re-slotting): erasing any of
+    # them erases this one too (DESIGN §7).
+    derived_from: Ids = ()
+    # A fact it was derived from (at most 3 hops back) was superseded since: the claim may
+    # be stale until the consolidation pass re-derives it or a human reviews it.
+    needs_revalidation: bool = False
 
 
 class SupersessionEvent(_Record):
@@ -215,8 +273,21 @@ class SupersessionEvent(_Record):
     recorded_at: Timestamp
 
 
+ReviewStatus = Literal["open", "accepted", "rejected", "edited", "superseded"]
+ReviewOrigin = Literal["write", "consolidation", "revalidation", "reslot"]
+
+
 class ReviewItem(_Record):
-    """A pair the pipeline would not decide alone; nothing destructive was written."""
+    """A pair the pipeline would not decide alone; nothing destructive was written.
+
+    The same ``review_id`` is published again when the item is resolved (the
+    ``review/1`` resolution record): ``status`` says how, ``resolution`` why,
+    ``fact_ids`` what the decision wrote, ``replaced_by`` the item that took its
+    place when it was re-evaluated against a changed incumbent. ``origin`` says
+    which job asked. Every field after ``created_at`` was added later with a
+    default, so older records decode as open items of the write path, and older
+    consumers ignore the new fields.
+    """
 
     schema_: Literal["review/1"] = Field("review/1", alias="schema")
     review_id: Identifier
@@ -226,10 +297,56 @@ class ReviewItem(_Record):
     candidate: CandidateFact
     incumbent_fact_ids: Ids = ()
     created_at: Timestamp
+    origin: ReviewOrigin = "write"
+    status: ReviewStatus = "open"
+    resolution: str | None = None
+    resolved_at: Timestamp | None = None
+    command_id: str | None = None
+    fact_ids: Ids = ()
+    replaced_by: str | None = None
+
+
+class ErasureCheck(_Record):
+    """One look for what an erasure should have left nothing of, in one store.
+
+    ``method``: ``by_fact_id`` (the erased ids), ``by_subject`` (anything of the
+    subject, for a whole-subject erase) or ``by_text`` (the erased texts, through
+    the vector index and as exact strings). ``found`` is what was left: 0 passes.
+    """
+
+    store: str
+    method: Literal["by_fact_id", "by_subject", "by_text"]
+    looked_for: int
+    found: int
+    checked_at: Timestamp
+
+
+class RetainedCopy(_Record):
+    """A place that may still hold the erased data, which the erasure cannot edit.
+
+    ``reach`` is ``slotwise`` for slotwise's own append-only topics (removed by
+    their retention by ``expires_by``; None when nothing bounds it) and
+    ``producers`` for what others wrote, outside slotwise's reach.
+    """
+
+    store: str
+    holds: str
+    reach: Literal["slotwise", "producers"]
+    cleanup_policy: str
+    retention_ms: int | None
+    expires_by: Timestamp | None
+    note: str = ""
 
 
 class ErasureAttestation(_Record):
-    """Proof that an erase command ran: what was deleted and what remained (nothing)."""
+    """Proof that an erase command ran: what was deleted, what was checked, what remains.
+
+    ``deleted`` counts per store; ``remaining`` what the checks found left per
+    store (0 everywhere when ``verified``); ``checks`` every look that was made
+    (nothing is reported that was not checked); ``retained`` the append-only
+    copies an erasure cannot edit, with when retention removes them. The fields
+    after ``completed_at`` were added later: older attestations decode unchanged.
+    """
 
     schema_: Literal["erasure/1"] = Field("erasure/1", alias="schema")
     attestation_id: Identifier
@@ -239,6 +356,14 @@ class ErasureAttestation(_Record):
     remaining: dict[str, int]
     verified: bool
     completed_at: Timestamp
+    scope: Literal["subject", "attribute", "fact"] = "subject"
+    attribute: str | None = None
+    fact_id: str | None = None
+    reason: str | None = None
+    requested_at: Timestamp | None = None
+    attempts: int = 1
+    checks: Annotated[tuple[ErasureCheck, ...], Field(strict=False)] = ()
+    retained: Annotated[tuple[RetainedCopy, ...], Field(strict=False)] = ()
 
 
 Record = (

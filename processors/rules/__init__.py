@@ -29,6 +29,11 @@ Where each part lives:
 
 from __future__ import annotations
 
-from processors.rules.extractor import MAX_CLAUSES, RulesExtractor, extract_candidates
+from slotwise.processors.rules.extractor import (
+    MAX_CLAUSES,
+    RulesExtractor,
+    extract_candidates,
+    extract_records,
+)
 
-__all__ = ["MAX_CLAUSES", "RulesExtractor", "extract_candidates"]
+__all__ = ["MAX_CLAUSES", "RulesExtractor", "extract_candidates", "extract_records"]

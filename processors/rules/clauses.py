@@ -13,8 +13,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from processors.dates import Tense
-from processors.rules.words import IRREGULAR_PAST
+from slotwise.processors.dates import Tense
+from slotwise.processors.rules.chat import restore_subject
+from slotwise.processors.rules.words import IRREGULAR_PAST
 
 __all__ = ["MAX_CLAUSE_CHARS", "NEGATION", "Clause", "split_clauses"]
 
@@ -38,7 +39,12 @@ _CLAUSE_BREAK = re.compile(
     r"|,?\s+(?:but|although|though|whereas|because|cause|since|so|and\s+also|and\s+now|and|plus)\s+"
     r"(?=(?:i|i'm|i've|i'll|my|we|we're|we've|our|please|you\s+can\s+call|call\s+me|it|it's|"
     r"that|that's|this|he|she|they|you)\b)"
-    r"|,\s+(?=(?:i|i'm|i've|my|we|our)\b)|,?\s+but\s+",
+    r"|,\s+(?=(?:i|i'm|i've|my|we|our)\b)|,?\s+but\s+"
+    # Chat runs statements together with commas and drops the "I" ("from lagos, based in
+    # london now"): a comma before a dropped-subject opening starts a new clause.
+    r"|,\s+(?=(?:based|living|live|work|working|married|single|engaged|divorced|on\s+the|"
+    r"allergic|vegan|vegetarian|pescatarian|hybrid|remote|fully|grew|born|speak|moved|"
+    r"no\s+kids|one\s+kid|(?:two|three|four)\s+(?:kids|cats|dogs))\b)",
     re.IGNORECASE,
 )
 _FILLER = re.compile(
@@ -90,8 +96,10 @@ _FUTURE = re.compile(
 _PAST = re.compile(r"\b(?:was|were|did|ago|yesterday|last|\w+ed)\b", re.IGNORECASE)
 
 
-def split_clauses(text: str) -> Iterator[Clause]:
-    cased = any(ch.isupper() for ch in text)
+def split_clauses(text: str, *, cased: bool | None = None) -> Iterator[Clause]:
+    """The clauses of ``text``; ``cased`` says whether the writer uses capitals (by default,
+    whether ``text`` has any), which tells a proper noun from a common word."""
+    cased = any(ch.isupper() for ch in text) if cased is None else cased
     greeting = bool(_GREETING.match(text))
     for raw_sentence in _SENTENCE_BREAK.split(text):
         sentence = _strip_fillers(raw_sentence.strip())
@@ -106,6 +114,7 @@ def split_clauses(text: str) -> Iterator[Clause]:
                 carried = clause
                 continue
             clause, carried = _front_time_to_end(f"{carried} {clause}".strip()), ""
+            clause = restore_subject(clause)
             if clause and len(clause) <= MAX_CLAUSE_CHARS and not _HYPOTHETICAL.search(clause):
                 yield Clause(clause, cased, _tense(clause), greeting)
 

@@ -6,17 +6,29 @@ Findings become candidates with the schema's category and importance, a
 
 from __future__ import annotations
 
-from processors.dates import find_date
-from processors.model import stable_id
-from processors.rules.clauses import NEGATION, Clause, split_clauses
-from processors.rules.findings import Finding
-from processors.rules.head import NEGATION_RULES, RULES
-from processors.rules.tail import read_free_text
-from processors.rules.wording import absolute_dates
-from processors.schema import AttributeSchema
-from topics.records import CandidateFact, Observation
+import asyncio
+import re
+from datetime import datetime
+from itertools import islice
 
-__all__ = ["MAX_CLAUSES", "RulesExtractor", "extract_candidates"]
+from slotwise.processors.dates import UNKNOWN_START, DateMention, duration_start, find_date
+from slotwise.processors.model import stable_id
+from slotwise.processors.ports import Embedder
+from slotwise.processors.rules.chat import expand
+from slotwise.processors.rules.classifier import ExemplarClassifier
+from slotwise.processors.rules.clauses import NEGATION, Clause, split_clauses
+from slotwise.processors.rules.corrections import read_correction, read_replacement
+from slotwise.processors.rules.derived import implied_timezone
+from slotwise.processors.rules.erasure import read_erasure
+from slotwise.processors.rules.findings import Finding
+from slotwise.processors.rules.head import ALSO_RULES, NEGATION_RULES, RULES
+from slotwise.processors.rules.head.standing import read_contact_method
+from slotwise.processors.rules.tail import read_free_text
+from slotwise.processors.rules.wording import absolute_dates
+from slotwise.processors.schema import AttributeSchema
+from slotwise.topics.records import CandidateFact, Command, Observation
+
+__all__ = ["INJECTION", "MAX_CLAUSES", "RulesExtractor", "extract_candidates", "extract_records"]
 
 NON_USER_SPEAKERS = frozenset({"assistant", "system", "bot"})
 
@@ -40,27 +52,113 @@ DEFAULT_IMPORTANCE = 0.5
 MAX_CLAUSES = 200
 
 
+# Text that tries to instruct the memory rather than tell it something: nothing in such a
+# turn is taken as a statement of the speaker, not even a deletion it imitates.
+INJECTION = re.compile(
+    r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+|my\s+)*(?:previous|prior|"
+    r"above|earlier|preceding|system|rules|instructions)\b|\b(?:system|developer|admin)\s*(?:prompt|"
+    r"message|note|mode)?\s*:|\[\s*(?:system|note|admin|developer)\b|\bnote\s+from\s+the\b|"
+    r"\bpretend\s+(?:you(?:'re|\s+are)|to\s+be)\b|\bgod\s+mode\b|\bjailbreak|\bdan\s+mode\b|"
+    r"\bmemory\.\w+\s*\(|\{\s*\"(?:set|update|attribute|plan|email)\"|\breveal\s+your\b|"
+    r"\bthe\s+admin\s+of\s+this\b|\byou\s+must\s+(?:change|set|record|update|store)\b|"
+    r"\b(?:record|set|save|store|mark)\s+my\s+\w+(?:\s+\w+)?\s+as\b|<-\s*apply\b|"
+    r"\bignore\s+the\s+rest\b|\bfrom\s+now\s+on\s+you\b|\bassistant\s*:",
+    re.IGNORECASE,
+)
+
+
+# Words in quotation marks are someone's words, a label or a line: never the speaker's
+# statement about themselves ("my mug says 'world's okayest runner'").
+QUOTED = re.compile(
+    r"(?:(?<=^)|(?<=[\s:(\[]))(?P<q>['\"\u201c\u2018])(?=\S)(?:(?!(?P=q)).|(?P=q)(?=\w))*?\S"
+    r"[\"'\u201d\u2019](?=$|[\s.,;:!?)\]\u2014-])"
+)
+
+# The speaker says a value changed, or corrects one: what lets a high-stakes slot move.
+CHANGE = re.compile(
+    r"\b(?:new|now|changed|changing|switched|switch(?:ing)?|moved|no\s+longer|any\s*more|"
+    r"from\s+now\s+on|instead|these\s+days|updated?|correction|correct\s+one|typo|misspoke|"
+    r"i\s+meant|wrong|replaced|got\s+a\s+new|not\s+the\s+old|old\s+one|going\s+forward|mistake|"
+    r"autocorrect|mistyped?|misspelt|misspelled)\b",
+    re.IGNORECASE,
+)
+
+
+_ADDRESS = re.compile(r"\S+@\S+|https?://\S+|\b\w+\.(?:com|org|net|io|me|co)\b")
+
+
+def _states_change(clause: str, turn: str) -> bool:
+    """The clause or its turn says the value changed; an address's own words ("new.org")
+    say nothing."""
+    return any(CHANGE.search(_ADDRESS.sub(" ", text)) for text in (clause, turn))
+
+
 class RulesExtractor:
     """The :class:`~processors.ports.Extractor` used when no model is configured."""
 
-    def __init__(self, schema: AttributeSchema) -> None:
+    def __init__(self, schema: AttributeSchema, embedder: Embedder | None = None) -> None:
         self._schema = schema
+        # Optional: without an embedder only the rules run (pure, as the unit tests use it).
+        self._classifier = ExemplarClassifier(embedder) if embedder is not None else None
 
-    async def extract(self, observation: Observation) -> list[CandidateFact]:
-        return extract_candidates(observation, self._schema)
+    async def extract(self, observation: Observation) -> list[CandidateFact | Command]:
+        if self._classifier is None:
+            return extract_records(observation, self._schema)
+        # The embedder is CPU-bound: off the event loop.
+        return await asyncio.to_thread(extract_records, observation, self._schema, self._classifier)
 
 
-def extract_candidates(observation: Observation, schema: AttributeSchema) -> list[CandidateFact]:
-    """The facts about the subject stated in one observation (pure and deterministic)."""
+def extract_records(
+    observation: Observation,
+    schema: AttributeSchema,
+    classifier: ExemplarClassifier | None = None,
+) -> list[CandidateFact | Command]:
+    """The facts a turn states about the subject, or the erase it asks for (never both)."""
     if observation.speaker.strip().lower() in NON_USER_SPEAKERS:
         return []
     text = observation.text.replace("\u2019", "'").replace("\u2018", "'")
+    if INJECTION.search(text):
+        return []
+    request = read_erasure(text)
+    if request is not None:
+        return [
+            Command(
+                schema="command/1",
+                command_id=stable_id("erase", observation.observation_id, str(i)),
+                subject_id=observation.subject_id,
+                command="erase",
+                issued_at=observation.observed_at,
+                observation_id=observation.observation_id,
+                reason=request.reason,
+                attribute=attribute,
+            )
+            for i, attribute in enumerate(request.attributes)
+        ]
+    return list(extract_candidates(observation, schema, classifier))
+
+
+def extract_candidates(
+    observation: Observation,
+    schema: AttributeSchema,
+    classifier: ExemplarClassifier | None = None,
+) -> list[CandidateFact]:
+    """The facts about the subject stated in one observation (deterministic; pure without
+    a ``classifier``, which places what the rules could not)."""
+    if observation.speaker.strip().lower() in NON_USER_SPEAKERS:
+        return []
+    raw = observation.text.replace("\u2019", "'").replace("\u2018", "'")
+    if INJECTION.search(raw) or read_erasure(raw) is not None:
+        return []
+    cased = any(ch.isupper() for ch in raw)
+    text = expand(QUOTED.sub(" … ", raw))
+    clauses = list(islice(split_clauses(text, cased=cased), MAX_CLAUSES))
+    readings = [_read(clause) for clause in clauses]
+    if classifier is not None:
+        readings = _classified(classifier, clauses, readings)
     candidates: list[CandidateFact] = []
     said: set[tuple[str | None, object, str]] = set()
-    for count, clause in enumerate(split_clauses(text)):
-        if count >= MAX_CLAUSES:
-            break
-        for finding in _read(clause):
+    for clause, findings in zip(clauses, readings, strict=True):
+        for finding in findings:
             spec = schema.get(finding.attribute)
             key = (finding.attribute, finding.value, finding.text)
             if (finding.attribute is not None and spec is None) or key in said:
@@ -68,6 +166,7 @@ def extract_candidates(observation: Observation, schema: AttributeSchema) -> lis
             said.add(key)
             category = spec.category if spec is not None else FREE_TEXT_CATEGORY
             mention = find_date(clause.text, observation.observed_at, tense=clause.tense)
+            valid_from = _valid_from(finding, clause, mention, observation)
             candidates.append(
                 CandidateFact(
                     schema="candidate/1",
@@ -80,20 +179,144 @@ def extract_candidates(observation: Observation, schema: AttributeSchema) -> lis
                     text=absolute_dates(finding.text, observation.observed_at, clause.tense),
                     category=category,
                     observed_at=observation.observed_at,
-                    valid_from=observation.observed_at if mention is None else mention.when,
+                    valid_from=valid_from,
                     source=observation.source,
                     confidence=finding.confidence,
                     importance=IMPORTANCE.get(category, DEFAULT_IMPORTANCE),
                     observation_id=observation.observation_id,
+                    stated_change=_states_change(clause.text, text),
+                    ongoing=_ongoing(finding, clause, valid_from, observation),
                 )
             )
-    return candidates
+    zone = schema.get("timezone")
+    return candidates + implied_timezone(candidates, text, zone.category if zone else None)
+
+
+def _classified(
+    classifier: ExemplarClassifier, clauses: list[Clause], readings: list[list[Finding]]
+) -> list[list[Finding]]:
+    """The readings with each clause the rules left unplaced (nothing, or free text only)
+    read by the classifier instead, when it places it and reads a value."""
+    open_ = [
+        i
+        for i, found in enumerate(readings)
+        if all(f.attribute is None for f in found) and not _BYGONE.search(clauses[i].text)
+    ]
+    if not open_:
+        return readings
+    placed = classifier.read([clauses[i] for i in open_])
+    out = list(readings)
+    for i, found in zip(open_, placed, strict=True):
+        if found:
+            out[i] = found
+    return out
+
+
+# A clause about the speaker's childhood or a stopped habit says nothing about now: only
+# the attributes that are about the past by definition may come from it.
+_BYGONE = re.compile(
+    r"\b(?:as\s+a\s+(?:kid|child|teen|teenager|boy|girl|student)|when\s+I\s+was\s+"
+    r"(?:little|young|small|a\s+kid|a\s+child|a\s+teen|a\s+baby|\d+|in\s+\w+)|growing\s+up|"
+    r"in\s+(?:primary|high|middle|grade|elementary)\s+school|through\s+(?:primary|high|middle)\s+"
+    r"school|in\s+my\s+(?:teens|twenties|thirties|20s|30s|childhood|youth)|back\s+then|"
+    r"used\s+to|as\s+a\s+youngster|at\s+(?:age\s+)?\d{1,2}\b(?!\s*(?:am|pm|:)))",
+    re.IGNORECASE,
+)
+_PAST_BY_DEFINITION = frozenset({"birthplace", "hometown", "education", "native_language"})
 
 
 def _read(clause: Clause) -> list[Finding]:
-    rules = NEGATION_RULES if NEGATION.search(clause.text) else RULES
-    for rule in rules:
+    if _BYGONE.search(clause.text):
+        return [f for f in _read_now(clause) if f.attribute in _PAST_BY_DEFINITION]
+    return _read_now(clause)
+
+
+def _read_now(clause: Clause) -> list[Finding]:
+    negated = bool(NEGATION.search(clause.text))
+    corrected = (
+        read_correction(clause, _affirmed) or read_replacement(clause, _affirmed) if negated else []
+    )
+    if corrected:
+        return corrected
+    found = _head(clause, negated)
+    if not negated:
+        seen = {_family(f.attribute) for f in found}
+        for rule in ALSO_RULES:
+            found += [f for f in rule(clause) if _family(f.attribute) not in seen]
+            seen |= {_family(f.attribute) for f in found}
+    else:
+        # "text me, don't call": a preference is often said against its alternative.
+        found += [
+            f
+            for f in read_contact_method(clause)
+            if f.attribute not in {x.attribute for x in found}
+        ]
+    if found or negated:
+        return found
+    return read_free_text(clause)
+
+
+def _valid_from(
+    finding: Finding, clause: Clause, mention: DateMention | None, observation: Observation
+) -> datetime:
+    """When the fact began: the date the clause gives; for a state that has lasted "for
+    3 years", that long before it was said; for an undated event in the past, unknown
+    (:data:`~processors.dates.UNKNOWN_START`); otherwise the moment it was said."""
+    if mention is not None:
+        return mention.when
+    lasted = duration_start(clause.text, observation.observed_at)
+    if lasted is not None:
+        return lasted
+    if finding.attribute is None and clause.tense == "past":
+        return UNKNOWN_START
+    return observation.observed_at
+
+
+# The tense says the state still holds: it has lasted ("I've been…", "since…", "for 3
+# years") or it began with a recent move ("moved to Denver three weeks ago")…
+_LASTING = re.compile(
+    r"^I(?:'ve|\s+have)\s+(?:\w+\s+)?been\b|^been\b|\bsince\b|\bfor\s+(?:the\s+(?:last|past)\s+)?"
+    r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d+|a\s+few|several)\s+"
+    r"(?:days?|weeks?|months?|years?|decades?)\b|^I\s+(?:just\s+)?(?:moved|relocated)\b.*\bago\b",
+    re.IGNORECASE,
+)
+# …unless the clause also says it ended or came before something else.
+_ENDED = re.compile(
+    r"\b(?:was|were|used\s+to|until|till|before|previously|formerly|back\s+then|anymore|"
+    r"no\s+longer)\b",
+    re.IGNORECASE,
+)
+
+
+def _ongoing(
+    finding: Finding, clause: Clause, valid_from: datetime, observation: Observation
+) -> bool:
+    """A schematized state that began before it was said and holds now (see
+    ``CandidateFact.ongoing``)."""
+    return (
+        finding.attribute is not None
+        and UNKNOWN_START < valid_from < observation.observed_at
+        and bool(_LASTING.search(clause.text))
+        and not _ENDED.search(clause.text)
+    )
+
+
+# Attributes one reading of a clause fills together: a second rule must not add its own
+# reading of the same place ("the States" is a country, not a city called "States").
+_FAMILIES = {"home_city": "home", "home_country": "home", "home_region": "home"}
+
+
+def _family(attribute: str | None) -> str | None:
+    return _FAMILIES.get(attribute or "", attribute)
+
+
+def _affirmed(clause: Clause) -> list[Finding]:
+    return _head(clause, negated=False)
+
+
+def _head(clause: Clause, negated: bool) -> list[Finding]:
+    for rule in NEGATION_RULES if negated else RULES:
         findings = rule(clause)
         if findings:
             return findings
-    return [] if rules is NEGATION_RULES else read_free_text(clause)
+    return []

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from processors.rules.clauses import Clause
+from slotwise.processors.rules.clauses import Clause
 
 __all__ = ["DIRECT", "INFERRED", "Finding", "Rule"]
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 
-from processors.rules.clauses import Clause
-from processors.rules.findings import Finding
-from processors.rules.wording import ADVERBS, third_person
-from processors.rules.words import (
+from slotwise.processors.rules.clauses import Clause
+from slotwise.processors.rules.findings import Finding
+from slotwise.processors.rules.wording import ADVERBS, third_person
+from slotwise.processors.rules.words import (
     CONTEXT_WORDS,
     EVENT_OBJECT_BLOCK,
     GOT_OBJECTS,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from processors.rules.words import (
+from slotwise.processors.rules.words import (
     ACRONYMS,
     JOB_HEADS,
     PARTICLES,
@@ -92,8 +92,17 @@ def bounded(found: tuple[str, str] | None) -> str | None:
     return found[0]
 
 
+_AGO = re.compile(
+    r"\s+(?:about|around|almost|nearly|roughly)\s+(?:a|an|one|two|three|four|five|six|\d+|a\s+few)"
+    r"\s+(?:days?|weeks?|months?|years?)\s+ago\b",
+    re.IGNORECASE,
+)
+
+
 def strip_the(rest: str) -> str:
-    return re.sub(r"^the\s+(?=\S)", "", rest, flags=re.IGNORECASE)
+    """``rest`` without a leading "the", and without a hedged "about a month ago" (the
+    date is read from the clause; here it would end a place name early)."""
+    return _AGO.sub("", re.sub(r"^the\s+(?=\S)", "", rest, flags=re.IGNORECASE))
 
 
 def organisation(rest: str, cased: bool) -> str | None:
@@ -113,8 +122,22 @@ def lookup(item: str, table: dict[str, str]) -> str | None:
     return None
 
 
+# Titles people abbreviate, written out as the labelled data writes them.
+TITLE_ALIASES = {
+    "sre": "site reliability engineer",
+    "swe": "software engineer",
+    "pm": "product manager",
+    "em": "engineering manager",
+    "dev": "developer",
+    "senior dev": "senior developer",
+}
+
+
 def job_title(raw: str) -> str | None:
     title = TITLE_FILLER.sub("", raw.strip())
+    alias = TITLE_ALIASES.get(title.lower())
+    if alias is not None:
+        return alias
     words = title.lower().split()
     if not 0 < len(words) <= 5 or not JOB_HEADS & set(words):
         return None

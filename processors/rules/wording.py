@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from processors.dates import Tense, absolute_phrase, find_date
-from processors.rules.words import UNINFLECTED
+from slotwise.processors.dates import Tense, absolute_phrase, find_date
+from slotwise.processors.rules.words import UNINFLECTED
 
 __all__ = ["ADVERBS", "absolute_dates", "third_person"]
 

@@ -2,37 +2,30 @@
 
 from __future__ import annotations
 
-import re
-import time
-import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import grpc
 import pytest
-import redis
-from pymilvus import MilvusClient, MilvusException
 
-from sinks.milvus_index import GRPC_OPTIONS
-from streams.settings import Settings
+from slotwise.streams.settings import Settings
+from slotwise.topics.admin import ensure_topics
+from slotwise.topics.catalogue import Catalogue
 from tests.e2e.harness import Pipeline
-from topics.admin import delete_topics, ensure_topics
-from topics.catalogue import Catalogue
 
 TEST_PARTITIONS = 3
 
-_FOREIGN = re.compile(rb"^slotwise_vector_foreign_results_total(?:\{[^}]*\})? ([0-9.e+]+)$", re.M)
+FOREIGN = "slotwise_vector_foreign_results_total"
 
 
 def foreign_hits(pipeline: Pipeline) -> float:
-    """Vector hits of another subject dropped by the workers (must stay 0)."""
+    """Vector hits of another subject dropped by the live workers (must stay 0)."""
     total = 0.0
     for worker in pipeline.workers:
-        if not worker.alive():
-            continue
-        with urllib.request.urlopen(f"http://127.0.0.1:{worker.port}/metrics", timeout=5) as r:
-            total += sum(float(v) for v in _FOREIGN.findall(r.read()))
+        if worker.alive():
+            samples = worker.metrics()
+            assert FOREIGN in samples, f"{worker.name} exported no {FOREIGN}:\n{worker.log_tail()}"
+            total += samples[FOREIGN]
     return total
 
 
@@ -66,40 +59,10 @@ def pipeline_factory(
     finally:
         for pipeline in made:
             pipeline.stop_all()
-            drop_pipeline_state(stack, pipeline)
-            delete_topics(kafka_bootstrap, [spec.name for spec in pipeline.catalogue.specs()])
+            pipeline.drop()
 
 
 @pytest.fixture
 def pipeline(pipeline_factory: PipelineFactory) -> Pipeline:
     """One pipeline (see ``pipeline_factory``)."""
     return pipeline_factory()
-
-
-def drop_pipeline_state(settings: Settings, pipeline: Pipeline) -> None:
-    client = redis.Redis.from_url(settings.redis_url)
-    try:
-        for key in client.scan_iter(match=f"{pipeline.redis_prefix}:*", count=1000):
-            client.delete(key)
-    finally:
-        client.close()
-    prefix = pipeline.milvus_alias.removesuffix("_current")
-    attempts = 5
-    for attempt in range(attempts):
-        milvus = None
-        try:
-            milvus = MilvusClient(uri=settings.milvus_uri, grpc_options=GRPC_OPTIONS)
-            if pipeline.milvus_alias in milvus.list_aliases().get("aliases", []):
-                milvus.drop_alias(pipeline.milvus_alias)
-            for name in milvus.list_collections():
-                if name.startswith(prefix):
-                    milvus.drop_collection(name)
-            return
-        except (MilvusException, grpc.RpcError):
-            # The Lite server drops busy channels now and then; cleanup must not fail a test.
-            if attempt == attempts - 1:
-                raise
-            time.sleep(3)
-        finally:
-            if milvus is not None:
-                milvus.close()

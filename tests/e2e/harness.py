@@ -1,19 +1,15 @@
-"""Run real worker processes against the real stack, and watch what they committed."""
+"""Run real worker processes against the real stack, and watch what they committed.
+
+The process handles, ports and committed offsets are :mod:`slotwise.streams.testing`'s,
+which the benchmarks share; this module adds what only the tests do with them.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
-import os
 import random
-import signal
-import socket
-import subprocess
-import sys
 import time
-import urllib.error
-import urllib.request
 import uuid
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -21,15 +17,22 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 from pydantic import BaseModel
 
-from sinks.redis_store import RedisStore
-from streams.settings import Settings
-from topics.catalogue import Catalogue
-from topics.codec import decode_record, encode_record
-from topics.records import CandidateFact, SupersessionEvent
+from slotwise.sinks.redis_store import RedisStore
+from slotwise.streams.settings import Settings
+from slotwise.streams.testing import (
+    WorkerProcess,
+    committed_offsets,
+    drop_deployment,
+    free_port,
+    service_port,
+)
+from slotwise.topics.catalogue import Catalogue
+from slotwise.topics.codec import decode_record, encode_record
+from slotwise.topics.records import CandidateFact, SupersessionEvent
 
 __all__ = [
     "Pipeline",
@@ -40,120 +43,6 @@ __all__ = [
     "service_port",
     "store_call",
 ]
-
-
-_COORDINATOR_MOVING = frozenset(
-    {
-        KafkaError.NOT_COORDINATOR,
-        KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
-        KafkaError.COORDINATOR_NOT_AVAILABLE,
-        KafkaError._TIMED_OUT,
-        KafkaError._TRANSPORT,
-    }
-)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def service_port(span: int = 1) -> int:
-    """A free port (and the ``span - 1`` after it) below the ephemeral range, for a
-    service restarted mid-test: by the time it binds again, a client connection may
-    hold any ephemeral port."""
-    rng = random.Random()
-    while True:
-        port = rng.randrange(20_000, 32_000)
-        try:
-            with contextlib.ExitStack() as held:
-                for offset in range(span):
-                    held.enter_context(socket.socket()).bind(("127.0.0.1", port + offset))
-        except OSError:
-            continue
-        return port
-
-
-@dataclass
-class WorkerProcess:
-    """One ``python -m streams worker`` process with its own metrics port and log file."""
-
-    env: dict[str, str]
-    instance: str
-    log_path: Path
-    port: int = field(default_factory=free_port)
-    process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> WorkerProcess:
-        env = {**os.environ, **self.env, "SLOTWISE_METRICS_PORT": str(self.port)}
-        log = self.log_path.open("ab")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "streams", "worker", "--instance", self.instance],
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        return self
-
-    def health(self) -> int | None:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=2) as r:
-                return int(r.status)
-        except urllib.error.HTTPError as exc:
-            return int(exc.code)
-        except OSError:
-            return None
-
-    def events_in(self) -> float:
-        """Records this process consumed, from its Prometheus metrics."""
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=5) as r:
-            text = r.read().decode()
-        return sum(
-            float(line.rsplit(" ", 1)[1])
-            for line in text.splitlines()
-            if line.startswith("slotwise_events_in_total{")
-        )
-
-    def wait_healthy(self, timeout: float = 90.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            self._check_alive()
-            if self.health() == 200:
-                return
-            time.sleep(0.2)
-        raise TimeoutError(f"worker {self.instance} not healthy in {timeout}s:\n{self.log_tail()}")
-
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(10)
-
-    def terminate(self, timeout: float = 60.0) -> int:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGTERM)
-        return self.process.wait(timeout)
-
-    def request_stacks(self) -> None:
-        """Ask the worker to log every thread's and task's stack (see streams.diagnostics)."""
-        if self.alive():
-            assert self.process is not None
-            self.process.send_signal(signal.SIGUSR1)
-
-    def alive(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
-    def _check_alive(self) -> None:
-        if self.process is not None and self.process.poll() is not None:
-            raise RuntimeError(
-                f"worker {self.instance} exited with {self.process.returncode}:\n{self.log_tail()}"
-            )
-
-    def log_tail(self, lines: int = 60) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return "(no log)"
 
 
 @dataclass
@@ -169,35 +58,54 @@ class Pipeline:
     milvus_alias: str = field(default_factory=lambda: f"t{uuid.uuid4().hex[:8]}_current")
     workers: list[WorkerProcess] = field(default_factory=list)
 
+    @classmethod
+    def named_by(cls, settings: Settings, log_dir: Path) -> Pipeline:
+        """A pipeline under the names ``settings`` carry (a namespace's), not fresh ones."""
+        if settings.milvus_alias != f"{settings.milvus_collection_prefix}_current":
+            raise ValueError("a pipeline's Milvus alias is its collection prefix + '_current'")
+        return cls(
+            settings,
+            settings.catalogue(),
+            log_dir,
+            group_id=settings.group_id,
+            redis_prefix=settings.redis_prefix,
+            milvus_alias=settings.milvus_alias,
+        )
+
+    @property
+    def deployment(self) -> Settings:
+        """What the workers run with: the stack's settings under the pipeline's names."""
+        return self.settings.model_copy(
+            update={
+                "topic_prefix": self.catalogue.prefix,
+                "partitions": self.catalogue.partitions,
+                "group_id": self.group_id,
+                "redis_prefix": self.redis_prefix,
+                "milvus_alias": self.milvus_alias,
+                "milvus_collection_prefix": self.milvus_alias.removesuffix("_current"),
+                "commit_interval_ms": 100,
+            }
+        )
+
     @property
     def env(self) -> dict[str, str]:
-        return {
-            "SLOTWISE_KAFKA_BOOTSTRAP": self.settings.kafka_bootstrap,
-            "SLOTWISE_REDIS_URL": self.settings.redis_url,
-            "SLOTWISE_MILVUS_URI": self.settings.milvus_uri,
-            "SLOTWISE_TOPIC_PREFIX": self.catalogue.prefix,
-            "SLOTWISE_PARTITIONS": str(self.catalogue.partitions),
-            "SLOTWISE_GROUP_ID": self.group_id,
-            "SLOTWISE_REDIS_PREFIX": self.redis_prefix,
-            "SLOTWISE_MILVUS_ALIAS": self.milvus_alias,
-            "SLOTWISE_MILVUS_COLLECTION_PREFIX": self.milvus_alias.removesuffix("_current"),
-            "SLOTWISE_COMMIT_INTERVAL_MS": "100",
-            **self.extra_env,
-        }
+        return {**self.deployment.to_env(), **self.extra_env}
 
     def worker(self, instance: str | None = None) -> WorkerProcess:
         name = instance or f"w{len(self.workers)}"
-        process = WorkerProcess(self.env, name, self.log_dir / f"{self.group_id}-{name}.log")
+        log_path = self.log_dir / f"{self.group_id}-{name}.log"
+        process = WorkerProcess(self.deployment, name, log_path, env=self.extra_env)
         self.workers.append(process)
         return process.start()
 
     def stop_all(self) -> None:
         for process in self.workers:
             if process.alive():
-                try:
-                    process.terminate(30)
-                except subprocess.TimeoutExpired:
-                    process.kill()
+                process.stop(30)
+
+    def drop(self) -> None:
+        """Delete the pipeline's topics, Redis keys and Milvus collections and alias."""
+        drop_deployment(self.deployment)
 
     def publish(
         self, topic: str, records: Iterable[BaseModel], *, base_timestamp_ms: int | None = None
@@ -207,13 +115,7 @@ class Pipeline:
         With ``base_timestamp_ms`` the i-th record carries that Kafka timestamp plus i, so
         two runs of the same input see the same event times.
         """
-        producer = Producer(
-            {
-                "bootstrap.servers": self.settings.kafka_bootstrap,
-                "enable.idempotence": True,
-                "linger.ms": 5,
-            }
-        )
+        producer = Producer(self.settings.librdkafka({"enable.idempotence": True, "linger.ms": 5}))
         ends: dict[int, int] = {}
 
         def delivered(err: object, msg: object) -> None:
@@ -233,12 +135,7 @@ class Pipeline:
     def publish_raw(
         self, topic: str, items: Sequence[tuple[bytes | None, bytes | None]]
     ) -> dict[int, int]:
-        producer = Producer(
-            {
-                "bootstrap.servers": self.settings.kafka_bootstrap,
-                "message.max.bytes": 16 * 1024 * 1024,
-            }
-        )
+        producer = Producer(self.settings.librdkafka({"message.max.bytes": 16 * 1024 * 1024}))
         ends: dict[int, int] = {}
 
         def delivered(err: object, msg: object) -> None:
@@ -260,7 +157,7 @@ class Pipeline:
         return "\n".join([self.describe_group(), *tails])
 
     def describe_group(self) -> str:
-        admin = AdminClient({"bootstrap.servers": self.settings.kafka_bootstrap})
+        admin = AdminClient(self.settings.librdkafka())
         try:
             group = admin.describe_consumer_groups([self.group_id])[self.group_id].result(10)
         except Exception as exc:
@@ -272,29 +169,10 @@ class Pipeline:
         return "\n".join(lines)
 
     def committed(self, topic: str) -> dict[int, int]:
-        consumer = Consumer(
-            {
-                "bootstrap.servers": self.settings.kafka_bootstrap,
-                "group.id": self.group_id,
-                "enable.auto.commit": False,
-            }
+        """The group's committed offset per partition, waiting out a restarted broker."""
+        return committed_offsets(
+            self.settings, self.group_id, topic, self.catalogue.partitions, timeout=60
         )
-        tps = [TopicPartition(topic, p) for p in range(self.catalogue.partitions)]
-        deadline = time.monotonic() + 60
-        try:
-            while True:
-                try:
-                    return {tp.partition: tp.offset for tp in consumer.committed(tps, timeout=10)}
-                except KafkaException as exc:
-                    # A restarted broker answers NOT_COORDINATOR until the group's
-                    # coordinator has loaded its offsets.
-                    error = exc.args[0]
-                    passing = error.retriable() or error.code() in _COORDINATOR_MOVING
-                    if not passing or time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.5)
-        finally:
-            consumer.close()
 
     def wait_committed(self, topic: str, ends: dict[int, int], timeout: float = 120.0) -> None:
         """Until the group's committed offsets pass every record published (``ends``)."""
@@ -327,13 +205,14 @@ class Pipeline:
     ) -> list[tuple[bytes | None, bytes | None, list[tuple[str, bytes]]]]:
         """Every committed message of a topic, from the beginning to the end."""
         consumer = Consumer(
-            {
-                "bootstrap.servers": self.settings.kafka_bootstrap,
-                "group.id": f"r-{uuid.uuid4().hex}",
-                "enable.auto.commit": False,
-                "isolation.level": "read_committed",
-                "auto.offset.reset": "earliest",
-            }
+            self.settings.librdkafka(
+                {
+                    "group.id": f"r-{uuid.uuid4().hex}",
+                    "enable.auto.commit": False,
+                    "isolation.level": "read_committed",
+                    "auto.offset.reset": "earliest",
+                }
+            )
         )
         try:
             consumer.assign([TopicPartition(topic, p, 0) for p in range(self.catalogue.partitions)])
@@ -364,7 +243,7 @@ def store_call(pipeline: Pipeline, method: str, *args: object, **kwargs: object)
 
 
 def produce_contradictions(
-    bootstrap: str,
+    settings: Settings,
     topic: str,
     producer_no: int,
     *,
@@ -379,9 +258,7 @@ def produce_contradictions(
     Returns ``(candidate_id, subject, attribute, value, partition, offset)`` per write.
     """
     rng = random.Random(seed)
-    producer = Producer(
-        {"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 1}
-    )
+    producer = Producer(settings.librdkafka({"enable.idempotence": True, "linger.ms": 1}))
     placed: dict[str, tuple[int, int]] = {}
     failed: list[str] = []
 

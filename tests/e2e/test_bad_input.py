@@ -30,8 +30,8 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]  # exported, u
     ResourceType,
 )
 
-from loadtest.fake_anthropic import FakeAnthropic, Reply, ToolUse, default_responder
-from streams.deadletter import (
+from slotwise.loadtest.fake_anthropic import FakeAnthropic, Reply, ToolUse, default_responder
+from slotwise.streams.deadletter import (
     H_ERROR_FIELD,
     H_ERROR_REASON,
     H_SOURCE_OFFSET,
@@ -39,12 +39,10 @@ from streams.deadletter import (
     H_SOURCE_TOPIC,
     H_TRUNCATED,
 )
-from tests.e2e.harness import Pipeline, store_call
-from tests.e2e.test_write_path import _with_model
-from topics.codec import decode_record, encode_record
-from topics.exceptions import RecordError
-from topics.outbound import StoredOutputs
-from topics.records import (
+from slotwise.streams.outputs import StoredOutputs
+from slotwise.topics.codec import decode_record, encode_record
+from slotwise.topics.exceptions import RecordError
+from slotwise.topics.records import (
     CandidateFact,
     Command,
     Fact,
@@ -53,6 +51,8 @@ from topics.records import (
     ReviewItem,
     SupersessionEvent,
 )
+from tests.e2e.harness import Pipeline, store_call
+from tests.e2e.test_write_path import _with_model
 
 pytestmark = [pytest.mark.kafka, pytest.mark.redis, pytest.mark.milvus]
 

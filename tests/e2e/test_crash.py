@@ -11,12 +11,12 @@ import pytest
 import redis
 from pymilvus import MilvusClient
 
-from loadtest.generator import WorkloadConfig, generate
-from processors.schema import AttributeSchema
-from sinks.milvus_index import GRPC_OPTIONS
+from slotwise.loadtest.generator import WorkloadConfig, generate
+from slotwise.processors.schema import AttributeSchema
+from slotwise.sinks.milvus_index import GRPC_OPTIONS
+from slotwise.topics.records import CandidateFact
 from tests.e2e.conftest import PipelineFactory
 from tests.e2e.harness import Pipeline
-from topics.records import CandidateFact
 
 pytestmark = [pytest.mark.kafka, pytest.mark.redis, pytest.mark.milvus, pytest.mark.slow]
 

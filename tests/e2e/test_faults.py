@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from loadtest.generator import WorkloadConfig, generate
-from processors.schema import AttributeSchema
-from streams.settings import Settings
-from streams.stack import Stack
-from tests.e2e.conftest import TEST_PARTITIONS, drop_pipeline_state
+from slotwise.loadtest.generator import WorkloadConfig, generate
+from slotwise.processors.schema import AttributeSchema
+from slotwise.streams.settings import Settings
+from slotwise.streams.stack import Stack
+from slotwise.topics.admin import ensure_topics
+from slotwise.topics.catalogue import Catalogue
+from tests.e2e.conftest import TEST_PARTITIONS
 from tests.e2e.harness import Pipeline, assert_exactly_once, service_port
-from topics.admin import delete_topics, ensure_topics
-from topics.catalogue import Catalogue
 
 pytestmark = [pytest.mark.kafka, pytest.mark.redis, pytest.mark.milvus, pytest.mark.slow]
 
@@ -53,8 +53,7 @@ def faulty(
     finally:
         pipeline.stop_all()
         private.up()
-        drop_pipeline_state(settings, pipeline)
-        delete_topics(settings.kafka_bootstrap, [s.name for s in catalogue.specs()])
+        pipeline.drop()
         private.down()
 
 

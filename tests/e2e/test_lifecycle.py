@@ -6,10 +6,10 @@ import time
 
 import pytest
 
-from loadtest.generator import WorkloadConfig, generate
-from processors.schema import AttributeSchema
+from slotwise.loadtest.generator import WorkloadConfig, generate
+from slotwise.processors.schema import AttributeSchema
+from slotwise.topics.records import CandidateFact
 from tests.e2e.harness import Pipeline, assert_exactly_once
-from topics.records import CandidateFact
 
 pytestmark = [pytest.mark.kafka, pytest.mark.redis, pytest.mark.milvus, pytest.mark.slow]
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from loadtest.fake_anthropic import (
+from slotwise.loadtest.fake_anthropic import (
     Delay,
     Failure,
     FakeAnthropic,
@@ -38,13 +38,11 @@ from loadtest.fake_anthropic import (
     rate_limited,
     server_error,
 )
-from sinks.redis_store import RedisStore
-from streams.deadletter import H_ERROR_REASON, H_SOURCE_OFFSET, H_SOURCE_TOPIC
-from tests.e2e.harness import Pipeline, WorkerProcess, store_call
-from tests.e2e.test_write_path import _with_model
-from topics.codec import decode_record
-from topics.outbound import StoredOutputs
-from topics.records import (
+from slotwise.sinks.redis_store import RedisStore
+from slotwise.streams.deadletter import H_ERROR_REASON, H_SOURCE_OFFSET, H_SOURCE_TOPIC
+from slotwise.streams.outputs import StoredOutputs
+from slotwise.topics.codec import decode_record
+from slotwise.topics.records import (
     MAX_CATEGORY_LENGTH,
     CandidateFact,
     Fact,
@@ -52,6 +50,8 @@ from topics.records import (
     ReviewItem,
     SupersessionEvent,
 )
+from tests.e2e.harness import Pipeline, WorkerProcess, store_call
+from tests.e2e.test_write_path import _with_model
 
 pytestmark = [pytest.mark.kafka, pytest.mark.redis, pytest.mark.milvus]
 

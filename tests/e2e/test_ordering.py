@@ -11,9 +11,9 @@ from functools import partial
 
 import pytest
 
+from slotwise.topics.codec import decode_record
+from slotwise.topics.records import CandidateFact, Fact, SupersessionEvent
 from tests.e2e.harness import Pipeline, produce_contradictions, store_call
-from topics.codec import decode_record
-from topics.records import CandidateFact, Fact, SupersessionEvent
 
 pytestmark = [pytest.mark.kafka, pytest.mark.redis, pytest.mark.milvus, pytest.mark.slow]
 
@@ -31,7 +31,7 @@ def test_racing_producers_leave_one_current_fact_per_slot_in_valid_time_order(
 
     race = partial(
         produce_contradictions,
-        pipeline.settings.kafka_bootstrap,
+        pipeline.settings,
         pipeline.catalogue.candidates,
         subjects=subjects,
         attributes=ATTRIBUTES,

@@ -7,13 +7,13 @@ from datetime import UTC, datetime
 
 import pytest
 
-from loadtest.fake_anthropic import FakeAnthropic, ToolUse
-from processors.model import stable_id
-from streams.demo import DEMO_TURNS, observations
+from slotwise.loadtest.fake_anthropic import FakeAnthropic, ToolUse
+from slotwise.processors.model import stable_id
+from slotwise.streams.demo import DEMO_TURNS, observations
+from slotwise.streams.outputs import StoredOutputs
+from slotwise.topics.codec import decode_record
+from slotwise.topics.records import CandidateFact, Command, Fact, ReviewItem, SupersessionEvent
 from tests.e2e.harness import Pipeline, store_call
-from topics.codec import decode_record
-from topics.outbound import StoredOutputs
-from topics.records import CandidateFact, Command, Fact, ReviewItem, SupersessionEvent
 
 pytestmark = [pytest.mark.kafka, pytest.mark.redis, pytest.mark.milvus]
 

@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from loadtest.generator import (
+from slotwise.loadtest.generator import (
     Tally,
     WorkloadConfig,
     WorkloadError,
@@ -16,10 +16,10 @@ from loadtest.generator import (
     surface,
     tallied,
 )
-from processors.extract import extract_candidates
-from processors.schema import AttributeSchema
-from topics.codec import decode_record, encode_record
-from topics.records import CandidateFact, Observation
+from slotwise.processors.extract import extract_candidates
+from slotwise.processors.schema import AttributeSchema
+from slotwise.topics.codec import decode_record, encode_record
+from slotwise.topics.records import CandidateFact, Observation
 
 SCHEMA = AttributeSchema.load()
 

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from loadtest.locomo import (
+from slotwise.loadtest.locomo import (
     LOCOMO_ENV,
     CorpusError,
     default_path,
     observations,
     read_turns,
 )
-from topics.codec import decode_record, encode_record
+from slotwise.topics.codec import decode_record, encode_record
 
 
 def _corpus(tmp_path: Path, conversation: dict[str, object]) -> Path:

@@ -6,17 +6,17 @@ import math
 
 import pytest
 
-from loadtest.fake_anthropic import ToolUse
-from loadtest.generator import WorkloadConfig, generate
-from loadtest.measure import latencies, overall_rate, slope, summarize_runs, sustained_rate
-from loadtest.profiles import read_collapsed
-from loadtest.responders import bench
-from loadtest.results import Figure
-from processors.model import Neighbour
-from processors.schema import AttributeSchema
-from processors.slot_match import render_question
-from streams.llm_extract import _render
-from topics.records import CandidateFact, Fact
+from slotwise.loadtest.fake_anthropic import ToolUse
+from slotwise.loadtest.generator import WorkloadConfig, generate
+from slotwise.loadtest.measure import latencies, overall_rate, slope, summarize_runs, sustained_rate
+from slotwise.loadtest.profiles import read_collapsed
+from slotwise.loadtest.responders import bench
+from slotwise.loadtest.results import Figure
+from slotwise.models.extractor import _render
+from slotwise.processors.model import Neighbour
+from slotwise.processors.schema import AttributeSchema
+from slotwise.processors.slot_match import render_question
+from slotwise.topics.records import CandidateFact, Fact
 
 SCHEMA = AttributeSchema.load()
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from loadtest.fake_anthropic import FakeAnthropic, Text
-from loadtest.generator import Tally, WorkloadConfig, generate, tallied
-from loadtest.mem0_peer import mem0_installed, responder, run_mem0
-from processors.schema import AttributeSchema
+from slotwise.loadtest.fake_anthropic import FakeAnthropic, Text
+from slotwise.loadtest.generator import Tally, WorkloadConfig, generate, tallied
+from slotwise.loadtest.mem0_peer import mem0_installed, responder, run_mem0
+from slotwise.processors.schema import AttributeSchema
 
 SCHEMA = AttributeSchema.load()
 

@@ -9,13 +9,13 @@ import pytest
 import redis
 from confluent_kafka import Consumer, Message
 
-from loadtest.baseline import preload, run_baseline
-from loadtest.generator import WorkloadConfig, generate
-from loadtest.producer import publish
-from processors.schema import AttributeSchema
-from topics.catalogue import Catalogue
-from topics.codec import decode_record
-from topics.records import Observation
+from slotwise.loadtest.baseline import preload, run_baseline
+from slotwise.loadtest.generator import WorkloadConfig, generate
+from slotwise.loadtest.producer import publish
+from slotwise.processors.schema import AttributeSchema
+from slotwise.topics.catalogue import Catalogue
+from slotwise.topics.codec import decode_record
+from slotwise.topics.records import Observation
 
 SCHEMA = AttributeSchema.load()
 

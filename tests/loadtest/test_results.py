@@ -6,7 +6,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from loadtest.results import Figure, percentile, print_summary, write_result
+from slotwise.loadtest.results import Figure, percentile, print_summary, write_result
 
 
 def test_result_file_keeps_numbers_and_the_machine(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Every scenario of ``python -m loadtest`` at a tiny size against the real stack.
+"""Every scenario of ``python -m slotwise.loadtest`` at a tiny size against the real stack.
 
 These check the mechanics (processes start and stop, progress is followed,
 everything is cleaned up) and the shape of the JSON result, never timings.
@@ -15,10 +15,10 @@ import redis
 from confluent_kafka.admin import AdminClient
 from pymilvus import MilvusClient
 
-from loadtest.__main__ import main
-from loadtest.mem0_peer import mem0_installed
-from sinks.milvus_index import GRPC_OPTIONS
-from streams.settings import Settings
+from slotwise.loadtest.__main__ import main
+from slotwise.loadtest.mem0_peer import mem0_installed
+from slotwise.sinks.milvus_index import GRPC_OPTIONS
+from slotwise.streams.settings import Settings
 
 pytestmark = [pytest.mark.kafka, pytest.mark.redis, pytest.mark.milvus]
 

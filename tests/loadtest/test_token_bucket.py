@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from loadtest.producer import TokenBucket
+from slotwise.loadtest.producer import TokenBucket
 
 
 class FakeClock:

@@ -14,17 +14,15 @@ import numpy as np
 import pytest
 from pydantic import SecretStr
 
-from streams.embedder import (
+from slotwise.models.embedders import (
     MINILM_PACKAGE,
     CachedEmbedder,
-    EmbedderMisconfigured,
-    EmbedderUnavailable,
     MiniLMEmbedder,
     OpenAICompatibleEmbedder,
-    make_embedder,
+    embedder_named,
     minilm_model_dir,
 )
-from streams.settings import Settings
+from slotwise.models.exceptions import EmbedderMisconfigured, EmbedderUnavailable
 
 # (first, second, what the pair is): the numbers that place the vector floor.
 PAIRS = [
@@ -101,20 +99,17 @@ def test_missing_weights_name_the_install_command(monkeypatch: pytest.MonkeyPatc
 
 
 def test_factory() -> None:
-    offline = make_embedder(Settings(embedder="minilm"))
+    offline = embedder_named("minilm")
     assert isinstance(offline, CachedEmbedder)
     assert (offline.model_name, offline.dimension) == (MiniLMEmbedder.model_name, 384)
-    api = make_embedder(Settings(embedder="openai:text-embedding-3-small"), api_key=SecretStr("k"))
+    api = embedder_named("openai:text-embedding-3-small", api_key=SecretStr("k"))
     assert (api.model_name, api.dimension) == ("text-embedding-3-small", 1536)
-    assert (
-        make_embedder(Settings(embedder="openai:e5-large:1024"), api_key=SecretStr("k")).dimension
-        == 1024
-    )
+    assert embedder_named("openai:e5-large:1024", api_key=SecretStr("k")).dimension == 1024
     for setting in ("bert", "openai:mystery-model", "minilm:v3"):
         with pytest.raises(EmbedderMisconfigured):
-            make_embedder(Settings(embedder=setting), api_key=SecretStr("k"))
+            embedder_named(setting, api_key=SecretStr("k"))
     with pytest.raises(EmbedderMisconfigured, match="API key"):
-        make_embedder(Settings(embedder="openai:text-embedding-3-small"))
+        embedder_named("openai:text-embedding-3-small")
 
 
 def test_api_embedder_batches_reorders_and_normalises() -> None:
@@ -198,3 +193,14 @@ def test_a_cached_vector_is_the_one_first_returned_to_the_bit() -> None:
     # Kept as float32 (a seventh of the memory of Python floats): a miss and
     # a hit must still agree, or a ranking would depend on the cache.
     assert first == again == [[np.float32(1 / 3).item(), np.float32(2 / 3).item()]]
+
+
+def test_an_erasure_evicts_its_texts_from_the_cache() -> None:
+    inner = _Counting()
+    cached = CachedEmbedder(inner)
+    cached.embed(["User's email is a@x.org.", "kept"])
+    assert cached.holding(["User's email is a@x.org.", "never"]) == 1
+    assert cached.forget(["User's email is a@x.org.", "never"]) == 1
+    assert cached.holding(["User's email is a@x.org."]) == 0
+    cached.embed(["kept"])
+    assert inner.seen == ["User's email is a@x.org.", "kept"]  # the rest stays cached

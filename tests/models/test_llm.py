@@ -14,7 +14,7 @@ import pytest
 from prometheus_client import REGISTRY
 from pydantic import SecretStr
 
-from loadtest.fake_anthropic import (
+from slotwise.loadtest.fake_anthropic import (
     Delay,
     Failure,
     FakeAnthropic,
@@ -25,23 +25,21 @@ from loadtest.fake_anthropic import (
     rate_limited,
     server_error,
 )
-from processors.model import Neighbour, SlotAnswer, stable_id
-from processors.schema import AttributeSchema
-from streams.llm import (
-    BreakerState,
-    CircuitBreaker,
+from slotwise.models.exceptions import (
     CircuitOpen,
     MalformedOutput,
-    ModelClient,
     ModelNotConfigured,
     ModelRejected,
     ModelUnavailable,
-    RetryPolicy,
 )
-from streams.llm_extract import AnthropicExtractor, system_prompt
-from streams.llm_match import AnthropicSlotMatcher
-from streams.settings import Settings
-from topics.records import CandidateFact, Fact, Observation
+from slotwise.models.extractor import AnthropicExtractor, system_prompt
+from slotwise.models.llm import BreakerState, CircuitBreaker, ModelClient, RetryPolicy
+from slotwise.models.slot_matcher import AnthropicSlotMatcher
+from slotwise.processors.model import Neighbour, SlotAnswer, stable_id
+from slotwise.processors.schema import AttributeSchema
+from slotwise.streams.app import model_client
+from slotwise.streams.settings import Settings
+from slotwise.topics.records import CandidateFact, Fact, Observation
 
 T = TypeVar("T")
 
@@ -579,7 +577,7 @@ def test_blank_observation_makes_no_call(fake: FakeAnthropic) -> None:
 
 def test_client_from_settings(fake: FakeAnthropic) -> None:
     with pytest.raises(ModelNotConfigured):
-        ModelClient.from_settings(Settings(anthropic_api_key=None))
+        model_client(Settings(anthropic_api_key=None))
     settings = Settings(
         anthropic_api_key=SecretStr("test-key"),
         anthropic_base_url=fake.base_url,
@@ -590,7 +588,7 @@ def test_client_from_settings(fake: FakeAnthropic) -> None:
     fake.script(rate_limited(retry_after=0.01), ToolUse({"memory": 1}))
 
     async def call() -> SlotAnswer:
-        client = ModelClient.from_settings(settings)
+        client = model_client(settings)
         try:
             return await match(client)
         finally:

@@ -10,15 +10,15 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from processors.cascade import Cascade
-from processors.model import Decision, Resolution, SlotAnswer, stable_id
-from processors.ports import SlotMatcher
-from processors.resolve import fact_id_for
-from processors.schema import AttributeSchema
-from processors.slot_match import OfflineSlotMatcher
-from processors.testing import InMemoryFacts, InMemoryVectors, ScriptedMatcher
-from processors.vector_fetch import vector_fetch
-from topics.records import CandidateFact, Fact
+from slotwise.processors.cascade import Cascade
+from slotwise.processors.model import Decision, Resolution, SlotAnswer, stable_id
+from slotwise.processors.ports import SlotMatcher
+from slotwise.processors.resolve import fact_id_for
+from slotwise.processors.schema import AttributeSchema
+from slotwise.processors.slot_match import OfflineSlotMatcher
+from slotwise.processors.testing import InMemoryFacts, InMemoryVectors, ScriptedMatcher
+from slotwise.processors.vector_fetch import vector_fetch
+from slotwise.topics.records import CandidateFact, Fact
 
 SCHEMA_DOC = {
     "version": "test",

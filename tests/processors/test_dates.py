@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 
-from processors.dates import absolute_phrase, find_date, parse_calendar_date, resolve
+from slotwise.processors.dates import absolute_phrase, find_date, parse_calendar_date, resolve
 
 LISBON_SUMMER = timezone(timedelta(hours=1))
 # Saturday 14 March 2026, 10:00 at UTC+1.

@@ -7,11 +7,11 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from processors.extract import MAX_CLAUSES, RulesExtractor, extract_candidates
-from processors.model import stable_id
-from processors.ports import Extractor
-from processors.schema import AttributeSchema
-from topics.records import CandidateFact, Observation
+from slotwise.processors.extract import MAX_CLAUSES, RulesExtractor, extract_candidates
+from slotwise.processors.model import stable_id
+from slotwise.processors.ports import Extractor
+from slotwise.processors.schema import AttributeSchema
+from slotwise.topics.records import CandidateFact, Observation
 
 SCHEMA = AttributeSchema.load()
 PLUS_ONE = timezone(timedelta(hours=1))

@@ -7,16 +7,16 @@ from typing import Any
 
 import pytest
 
-from processors.model import Decision, Resolution, stable_id
-from processors.resolve import (
+from slotwise.processors.model import Decision, Resolution, stable_id
+from slotwise.processors.resolve import (
     SubjectMismatch,
     adds_detail,
     fact_id_for,
     normalise,
     resolve,
 )
-from processors.schema import AttributeSchema, AttributeSpec
-from topics.records import CandidateFact, Fact
+from slotwise.processors.schema import AttributeSchema, AttributeSpec
+from slotwise.topics.records import CandidateFact, Fact
 
 SCHEMA = AttributeSchema.parse(
     {

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from processors.schema import AttributeSchema, SchemaError
+from slotwise.processors.schema import AttributeSchema, SchemaError
 
 SCHEMA = AttributeSchema.load()
 
@@ -52,7 +52,7 @@ def test_about_thirty_attributes_version_one() -> None:
 
 def test_every_entry_is_complete_and_valid() -> None:
     document = json.loads(
-        resources.files("processors").joinpath("attributes.v1.json").read_text("utf-8")
+        resources.files("slotwise.processors").joinpath("attributes.v1.json").read_text("utf-8")
     )
     for name, entry in document["attributes"].items():
         assert set(entry) == {"cardinality", "category", "half_life_days", "stakes", "description"}

@@ -7,11 +7,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from processors.model import Neighbour, SlotAnswer
-from processors.resolve import new_fact
-from processors.slot_match import OfflineSlotMatcher, parse_answer, render_question
-from processors.testing import ScriptedMatcher
-from topics.records import CandidateFact
+from slotwise.processors.model import Neighbour, SlotAnswer
+from slotwise.processors.resolve import new_fact
+from slotwise.processors.slot_match import OfflineSlotMatcher, parse_answer, render_question
+from slotwise.processors.testing import ScriptedMatcher
+from slotwise.topics.records import CandidateFact
 
 AT = datetime(2026, 3, 14, 10, 0, tzinfo=UTC)
 

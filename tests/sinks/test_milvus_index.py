@@ -25,12 +25,12 @@ import pytest
 from pymilvus import MilvusClient
 from pymilvus.client.utils import SciPyHelper
 
-from processors.model import VectorRow
-from processors.ports import Embedder
-from sinks import milvus_index
-from sinks.exceptions import EmbeddingModelMismatch, VectorIndexError
-from sinks.milvus_index import FOREIGN_RESULTS, MilvusIndex
-from streams.embedder import MiniLMEmbedder
+from slotwise.models.embedders import MiniLMEmbedder
+from slotwise.processors.model import VectorRow
+from slotwise.processors.ports import Embedder
+from slotwise.sinks import milvus_index
+from slotwise.sinks.exceptions import EmbeddingModelMismatch, VectorIndexError
+from slotwise.sinks.milvus_index import FOREIGN_RESULTS, MilvusIndex
 
 pytestmark = pytest.mark.milvus
 
@@ -299,7 +299,7 @@ def test_hits_of_another_subject_are_dropped_and_counted(
 ) -> None:
     mine, theirs = f"user-{uuid.uuid4()}", f"user-{uuid.uuid4()}"
     # Defence in depth: even if the filter were wrong, no foreign row gets out.
-    monkeypatch.setattr(milvus_index, "_of_subject", lambda subject_id: "")
+    monkeypatch.setattr(milvus_index, "of_subject", lambda subject_id: "")
     before = FOREIGN_RESULTS._value.get()
 
     async def scenario(index: MilvusIndex) -> list[tuple[str, float]]:

@@ -18,9 +18,10 @@ import pytest
 import redis
 import redis.asyncio as aioredis
 
-from sinks.exceptions import CorruptRecord, StoreUnavailable
-from sinks.redis_store import ApplyStatus, RedisStore
-from topics.records import Fact
+from slotwise.processors.model import ApplyStatus
+from slotwise.sinks.exceptions import CorruptRecord, StoreUnavailable
+from slotwise.sinks.redis_store import RedisStore
+from slotwise.topics.records import Fact
 
 pytestmark = pytest.mark.redis
 

@@ -1,7 +1,7 @@
 import pytest
 
-from streams.offsets import PartitionLedger
-from topics.outbound import Outbound
+from slotwise.streams.offsets import PartitionLedger
+from slotwise.topics.outbound import Outbound
 
 
 def _msg(tag: str) -> tuple[Outbound, ...]:

@@ -1,6 +1,6 @@
 import asyncio
 
-from streams.scheduling import KeyedScheduler
+from slotwise.streams.scheduling import KeyedScheduler
 
 
 async def _run_jobs(plan: list[tuple[str, float]]) -> tuple[list[str], int]:

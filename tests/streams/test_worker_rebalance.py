@@ -13,7 +13,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -21,17 +21,20 @@ import pytest
 from confluent_kafka import Consumer
 from confluent_kafka.admin import AdminClient
 
-import streams.worker as worker_module
-from loadtest.generator import WorkloadConfig, generate
-from processors.schema import AttributeSchema
-from streams.health import Health
-from streams.settings import GroupProtocol, Settings
-from streams.worker import ConsumerFailed, Worker, WorkerConfig
-from streams.write_path import WritePath
+import slotwise.streams.kafka_clients as kafka_clients_module
+from slotwise.loadtest.generator import WorkloadConfig, generate
+from slotwise.processors.schema import AttributeSchema
+from slotwise.streams.errors import ConsumerFailed
+from slotwise.streams.failures import classify
+from slotwise.streams.health import Health
+from slotwise.streams.kafka_clients import worker_consumer, worker_publisher
+from slotwise.streams.settings import GroupProtocol, Settings
+from slotwise.streams.worker import Worker, WorkerConfig
+from slotwise.streams.write_path import WritePath
+from slotwise.topics.catalogue import Catalogue
+from slotwise.topics.outbound import Outbound
+from slotwise.topics.records import CandidateFact, Command, Observation
 from tests.e2e.harness import Pipeline
-from topics.catalogue import Catalogue
-from topics.outbound import Outbound
-from topics.records import CandidateFact, Command, Observation
 
 pytestmark = [pytest.mark.kafka]
 
@@ -54,17 +57,10 @@ def _thread_checked(calls_elsewhere: list[str]) -> type[Consumer]:
 
 
 @dataclass
-class _NoIndex:
-    async def flush(self) -> None:
-        return None
-
-
-@dataclass
 class _SlowWritePath:
     """Takes a few milliseconds per candidate, so events are in flight when partitions move."""
 
     delay_s: float
-    index: _NoIndex = field(default_factory=_NoIndex)
 
     async def on_candidate(self, candidate: CandidateFact) -> tuple[Outbound, ...]:
         await asyncio.sleep(self.delay_s)
@@ -75,6 +71,31 @@ class _SlowWritePath:
 
     async def on_command(self, command: Command) -> tuple[Outbound, ...]:
         return ()
+
+
+def _worker(
+    settings: Settings,
+    catalogue: Catalogue,
+    write_path: _SlowWritePath,
+    *,
+    transactional_id: str,
+    group_instance_id: str,
+    **config: Any,
+) -> Worker:
+    """A worker built as ``streams.app`` builds one, on the catalogue's topics."""
+    settings = settings.model_copy(
+        update={"topic_prefix": catalogue.prefix, "partitions": catalogue.partitions}
+    )
+    return Worker(
+        WorkerConfig(**config),
+        catalogue,
+        cast(WritePath, write_path),
+        consumer=worker_consumer(settings, group_instance_id),
+        publisher=worker_publisher(settings, transactional_id),
+        sinks={},
+        classify=classify,
+        health=Health(),
+    )
 
 
 def _assignment(bootstrap: str, group_id: str) -> dict[str, list[tuple[str, int]]]:
@@ -97,7 +118,7 @@ def test_consumer_calls_stay_on_the_poll_thread_while_a_second_worker_joins(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     calls_elsewhere: list[str] = []
-    monkeypatch.setattr(worker_module, "Consumer", _thread_checked(calls_elsewhere))
+    monkeypatch.setattr(kafka_clients_module, "Consumer", _thread_checked(calls_elsewhere))
     workload = WorkloadConfig(subjects=40, count=3000, seed=11)
     candidates = [w.candidate() for w in generate(workload, AttributeSchema.load())]
     pipeline = Pipeline(stack, catalogue, tmp_path, group_id=f"{catalogue.prefix}-workers")
@@ -108,17 +129,15 @@ def test_consumer_calls_stay_on_the_poll_thread_while_a_second_worker_joins(
         return pipeline.committed(catalogue.candidates)
 
     def start(name: str, stop: asyncio.Event) -> tuple[Worker, asyncio.Task[None]]:
-        config = WorkerConfig(
-            bootstrap=stack.kafka_bootstrap,
-            group_id=group_id,
+        worker = _worker(
+            stack.model_copy(update={"group_id": group_id, "group_protocol": protocol}),
+            catalogue,
+            _SlowWritePath(delay_s=0.01),
             transactional_id=f"{group_id}-{name}",
             group_instance_id=f"{group_id}-{name}",
-            group_protocol=protocol,
             commit_interval_s=0.05,
             max_in_flight=200,  # paused and resumed many times on the way
         )
-        write_path = cast(WritePath, _SlowWritePath(delay_s=0.01))
-        worker = Worker(config, catalogue, write_path, health=Health())
         return worker, asyncio.create_task(worker.run(stop), name=name)
 
     async def until(done: Callable[[dict[int, int]], bool], timeout: float) -> dict[int, int]:
@@ -163,14 +182,13 @@ def test_a_worker_whose_consumer_is_fenced_stops_with_an_error(
     group_id = f"{catalogue.prefix}-workers"
 
     def worker(transactional_id: str) -> Worker:
-        config = WorkerConfig(
-            bootstrap=kafka_bootstrap,
-            group_id=group_id,
+        return _worker(
+            Settings(kafka_bootstrap=kafka_bootstrap, group_id=group_id, group_protocol="classic"),
+            catalogue,
+            _SlowWritePath(0.0),
             transactional_id=transactional_id,
             group_instance_id=f"{group_id}-twin",
-            group_protocol="classic",
         )
-        return Worker(config, catalogue, cast(WritePath, _SlowWritePath(0.0)), health=Health())
 
     async def scenario() -> BaseException | None:
         stop = asyncio.Event()

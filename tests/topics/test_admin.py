@@ -12,9 +12,9 @@ from confluent_kafka.admin._config import ConfigResource  # the stub does not re
 from confluent_kafka.cimpl import NewTopic
 from typer.testing import CliRunner
 
-from streams.cli import app
-from topics.admin import PartitionMismatch, delete_topics, ensure_topics
-from topics.catalogue import Catalogue
+from slotwise.streams.cli import app
+from slotwise.topics.admin import PartitionMismatch, delete_topics, ensure_topics
+from slotwise.topics.catalogue import Catalogue
 
 pytestmark = pytest.mark.kafka
 

@@ -7,8 +7,8 @@ from typing import Any
 import orjson
 import pytest
 
-from topics.codec import DEFAULT_MAX_TEXT_BYTES, decode_record, encode_record
-from topics.exceptions import (
+from slotwise.topics.codec import DEFAULT_MAX_TEXT_BYTES, decode_record, encode_record
+from slotwise.topics.exceptions import (
     EmptyField,
     InvalidJson,
     InvalidUtf8,
@@ -21,7 +21,7 @@ from topics.exceptions import (
     UnknownSchema,
     WrongType,
 )
-from topics.records import CandidateFact, Observation
+from slotwise.topics.records import CandidateFact, Observation
 
 _MISSING = object()
 

@@ -9,9 +9,9 @@ import pytest
 from confluent_kafka import Consumer, Message, Producer
 from pydantic import BaseModel
 
-from topics.catalogue import Catalogue
-from topics.codec import CONTENT_TYPE, decode_record, encode_record
-from topics.records import (
+from slotwise.topics.catalogue import Catalogue
+from slotwise.topics.codec import CONTENT_TYPE, decode_record, encode_record
+from slotwise.topics.records import (
     CandidateFact,
     Command,
     ErasureAttestation,

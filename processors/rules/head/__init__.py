@@ -7,15 +7,20 @@ bare introduction ("I'm Ana") last.
 
 from __future__ import annotations
 
-from processors.rules.findings import Rule
-from processors.rules.head.family import (
+from slotwise.processors.rules.findings import Rule
+from slotwise.processors.rules.head.family import (
     read_no_children,
     read_parent_of,
     read_possessions,
     read_relationship,
 )
-from processors.rules.head.health import read_allergies, read_conditions, read_diet, read_meatless
-from processors.rules.head.identity import (
+from slotwise.processors.rules.head.health import (
+    read_allergies,
+    read_conditions,
+    read_diet,
+    read_meatless,
+)
+from slotwise.processors.rules.head.identity import (
     read_contact,
     read_home,
     read_introduction,
@@ -25,15 +30,33 @@ from processors.rules.head.identity import (
     read_origin,
     read_timezone,
 )
-from processors.rules.head.work import (
+from slotwise.processors.rules.head.spoken import (
+    read_children,
+    read_contact_in_passing,
+    read_current_location,
+    read_hobbies,
+    read_home_in_passing,
+    read_medications,
+    read_new_job,
+)
+from slotwise.processors.rules.head.standing import (
+    read_billing,
+    read_contact_method,
+    read_payment,
+    read_programming,
+    read_pronouns,
+    read_work_arrangement,
+)
+from slotwise.processors.rules.head.work import (
     read_database,
     read_education,
     read_employer,
     read_plan,
     read_team,
+    read_title,
 )
 
-__all__ = ["NEGATION_RULES", "RULES"]
+__all__ = ["ALSO_RULES", "NEGATION_RULES", "RULES"]
 
 RULES: tuple[Rule, ...] = (
     read_contact,
@@ -42,6 +65,7 @@ RULES: tuple[Rule, ...] = (
     read_home,
     read_origin,
     read_employer,
+    read_title,
     read_team,
     read_education,
     read_languages,
@@ -56,6 +80,23 @@ RULES: tuple[Rule, ...] = (
     read_plan,
     read_nationality,
     read_introduction,
+)
+# Closed vocabularies read in any clause that is the speaker's own, beside whatever the
+# head found: one clause often says several ("I'm hybrid, on the pro plan, pay monthly").
+ALSO_RULES: tuple[Rule, ...] = (
+    read_pronouns,
+    read_work_arrangement,
+    read_billing,
+    read_payment,
+    read_contact_method,
+    read_programming,
+    read_home_in_passing,
+    read_current_location,
+    read_new_job,
+    read_medications,
+    read_children,
+    read_hobbies,
+    read_contact_in_passing,
 )
 # A negated clause says what is not so; only these rules can represent that.
 NEGATION_RULES: tuple[Rule, ...] = (read_meatless, read_no_children)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 
-from processors.rules.clauses import Clause
-from processors.rules.findings import INFERRED, Finding
-from processors.rules.head.matching import AM, compile_all, first_match, say
-from processors.rules.values import STATE_AFTER, split_items
-from processors.rules.wording import ADVERBS
-from processors.rules.words import NUMBERS, SPECIES
+from slotwise.processors.rules.clauses import Clause
+from slotwise.processors.rules.findings import INFERRED, Finding
+from slotwise.processors.rules.head.matching import AM, compile_all, first_match, say
+from slotwise.processors.rules.values import STATE_AFTER, split_items
+from slotwise.processors.rules.wording import ADVERBS
+from slotwise.processors.rules.words import NUMBERS, SPECIES
 
 __all__ = ["read_no_children", "read_parent_of", "read_possessions", "read_relationship"]
 

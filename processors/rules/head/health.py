@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import re
 
-from processors.rules.clauses import Clause
-from processors.rules.findings import INFERRED, Finding
-from processors.rules.head.matching import AM, compile_all, first_match, say
-from processors.rules.values import BOUNDARY, STATE_AFTER, split_items
-from processors.rules.wording import ADVERBS
-from processors.rules.words import ALLERGENS, CONDITIONS, CONTEXT_WORDS, DIETS, STOPWORDS, VAGUE
+from slotwise.processors.rules.clauses import Clause
+from slotwise.processors.rules.findings import INFERRED, Finding
+from slotwise.processors.rules.head.matching import AM, compile_all, first_match, say
+from slotwise.processors.rules.values import BOUNDARY, STATE_AFTER, split_items
+from slotwise.processors.rules.wording import ADVERBS
+from slotwise.processors.rules.words import (
+    ALLERGENS,
+    CONDITIONS,
+    CONTEXT_WORDS,
+    DIETS,
+    STOPWORDS,
+    VAGUE,
+)
 
 __all__ = ["read_allergies", "read_conditions", "read_diet", "read_meatless"]
 

@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import re
 
-from processors.rules.clauses import Clause
-from processors.rules.findings import INFERRED, Finding
-from processors.rules.head.matching import AM, compile_all, first_match, say
-from processors.rules.values import BOUNDARY, bounded, lookup, proper_noun, split_items, strip_the
-from processors.rules.wording import ADVERBS
-from processors.rules.words import (
+from slotwise.processors.rules.clauses import Clause
+from slotwise.processors.rules.findings import INFERRED, Finding
+from slotwise.processors.rules.head.matching import AM, compile_all, first_match, say
+from slotwise.processors.rules.values import (
+    BOUNDARY,
+    bounded,
+    lookup,
+    proper_noun,
+    split_items,
+    strip_the,
+)
+from slotwise.processors.rules.wording import ADVERBS
+from slotwise.processors.rules.words import (
     AMBIGUOUS_PLACES,
     COUNTRIES,
     DATABASES,

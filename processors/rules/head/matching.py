@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from processors.rules.clauses import Clause
-from processors.rules.wording import ADVERBS, third_person
+from slotwise.processors.rules.clauses import Clause
+from slotwise.processors.rules.wording import ADVERBS, third_person
 
 __all__ = ["AM", "compile_all", "first_match", "say"]
 

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import re
 
-from processors.rules.clauses import Clause
-from processors.rules.findings import DIRECT, INFERRED, Finding
-from processors.rules.head.matching import AM, compile_all, first_match, say
-from processors.rules.values import BOUNDARY, job_title, organisation, proper_noun, strip_the
-from processors.rules.wording import ADVERBS
-from processors.rules.words import (
+from slotwise.processors.rules.clauses import Clause
+from slotwise.processors.rules.findings import DIRECT, INFERRED, Finding
+from slotwise.processors.rules.head.matching import AM, compile_all, first_match, say
+from slotwise.processors.rules.values import (
+    BOUNDARY,
+    job_title,
+    organisation,
+    proper_noun,
+    strip_the,
+)
+from slotwise.processors.rules.wording import ADVERBS
+from slotwise.processors.rules.words import (
     DATABASES,
     INSTITUTION,
     LEADERS,
@@ -19,7 +25,14 @@ from processors.rules.words import (
     STOPWORDS,
 )
 
-__all__ = ["read_database", "read_education", "read_employer", "read_plan", "read_team"]
+__all__ = [
+    "read_database",
+    "read_education",
+    "read_employer",
+    "read_plan",
+    "read_team",
+    "read_title",
+]
 
 _I = re.IGNORECASE
 
@@ -131,6 +144,29 @@ _TEAM = re.compile(
 )
 
 
+# "my title is senior data scientist now", "I'm the head of design now": the title itself.
+_TITLE_IS = re.compile(
+    r"^my\s+(?:job\s+|official\s+|new\s+)?title\s+is\s+(?:now\s+)?(?P<title>[\w\s/&-]+?)"
+    r"(?:\s+(?:now|these\s+days|officially))?\W*$",
+    _I,
+)
+_THE_LEADER = re.compile(
+    rf"^{AM}\s+(?:now\s+)?the\s+(?P<title>(?:head|director|vp)\s+of\s+(?!(?:the|my|our|a|an)\b)"
+    r"[a-z]+(?:\s+(?!(?:now|these)\b)[a-z]+)?)(?:\s+(?:now|these\s+days))?\W*$",
+    _I,
+)
+
+
+def read_title(clause: Clause) -> list[Finding]:
+    """A job title stated as the title, with no employer."""
+    found = _TITLE_IS.match(clause.text)
+    title = None if found is None else job_title(found["title"])
+    if title is None:
+        leader = _THE_LEADER.match(clause.text)
+        title = None if leader is None else " ".join(leader["title"].lower().split())
+    return [] if title is None else [Finding("job_title", title, f"User's job title is {title}.")]
+
+
 def read_team(clause: Clause) -> list[Finding]:
     found = _TEAM.match(clause.text)
     if found is None or set(found["team"].lower().split()) & STOPWORDS:
@@ -197,7 +233,10 @@ def read_plan(clause: Clause) -> list[Finding]:
 
 _DB_IS = compile_all(
     r"^(?:our|my|the)\s+(?:(?:main|primary|production|prod|core|current|new)\s+)*"
-    r"(?:database|db|datastore|data\s+store)\s+is\s+(?:now\s+)?(?P<rest>.+)$"
+    r"(?:database|db|datastore|data\s+store)\s+is\s+(?:now\s+)?(?P<rest>.+)$",
+    # "main db for me is snowflake now": the owner comes after.
+    r"^(?:(?:main|primary|production|prod|core|current|new)\s+)+(?:database|db|datastore)\s+"
+    r"for\s+(?:me|us)\s+is\s+(?:now\s+)?(?P<rest>.+)$",
 )
 _DB_SWITCH = compile_all(
     rf"^(?:I|we)(?:'ve|\s+have)?{ADVERBS}\s+(?:switched|migrated|moved|changed)"

@@ -1,0 +1,109 @@
+"""The blocking client: the calls of :class:`~slotwise.client.aio.AsyncClient`, without ``await``.
+
+It runs an :class:`AsyncClient` on an event loop of its own, in a background
+thread, so it works the same from a script, a thread pool or a notebook whose
+own loop is already running; subscriptions are plain blocking iterators.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Coroutine
+from datetime import datetime
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+from slotwise.client.aio import AsyncClient
+from slotwise.client.publishing import Published, Writable
+from slotwise.client.subscription import Subscription
+from slotwise.streams.reads import SearchHit
+from slotwise.streams.settings import Settings
+from slotwise.streams.tracing import outgoing
+from slotwise.topics.records import Fact
+
+__all__ = ["Client"]
+
+T = TypeVar("T")
+
+
+class Client:
+    """One deployment's memory, blocking. Close it (``with``) to release its connections."""
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="slotwise-client", daemon=True
+        )
+        self._thread.start()
+        self._async = AsyncClient(settings)
+        self.settings = self._async.settings
+
+    def publish(
+        self, record: Writable, *, traceparent: str | None = None, timeout: float = 30.0
+    ) -> Published:
+        """Publish an observation, a candidate or a command; returns once the broker has it."""
+        if traceparent is None:
+            # Read here, on the caller's thread: the trace to carry is the caller's.
+            traceparent = dict(outgoing()).get("traceparent", b"").decode() or None
+        return self._run(self._async.publish(record, traceparent=traceparent, timeout=timeout))
+
+    def wait(self, subject_id: str, observation_id: str, *, timeout: float = 30.0) -> None:
+        """Return once the observation is applied; ``WaitTimeout`` if not within ``timeout``."""
+        self._run(self._async.wait(subject_id, observation_id, timeout=timeout))
+
+    def facts(
+        self,
+        subject_id: str,
+        *,
+        as_of: datetime | None = None,
+        believed_at: datetime | None = None,
+        history: bool = False,
+        include_archived: bool = False,
+    ) -> list[Fact]:
+        """The subject's facts (see :meth:`AsyncClient.facts`)."""
+        return self._run(
+            self._async.facts(
+                subject_id,
+                as_of=as_of,
+                believed_at=believed_at,
+                history=history,
+                include_archived=include_archived,
+            )
+        )
+
+    def search(
+        self, subject_id: str, text: str, *, k: int = 5, include_archived: bool = False
+    ) -> list[SearchHit]:
+        """The subject's current facts nearest ``text`` in meaning."""
+        return self._run(
+            self._async.search(subject_id, text, k=k, include_archived=include_archived)
+        )
+
+    def subscribe(self, topic: str, group: str, *, from_beginning: bool = False) -> Subscription:
+        """``for record in client.subscribe("supersessions", group="my-agent")``."""
+        return Subscription(self.settings, topic, group, from_beginning=from_beginning)
+
+    def close(self) -> None:
+        if self._loop.is_closed():
+            return
+        try:
+            self._run(self._async.close())
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(10)
+            self._loop.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _run(self, call: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(call, self._loop).result()

@@ -1,0 +1,115 @@
+"""How people type: chat shorthand read as the sentence it stands for.
+
+Two steps before the rules read a clause, both conservative:
+
+* :func:`expand` — shorthand whose reading is not in doubt ("im" → "I'm",
+  "w/" → "with", "rn" → "right now", "dont" → "don't"); a lone "i" is "I";
+* :func:`restore_subject` — chat drops the "I": a clause that opens on a verb or
+  a state ("work at zalando", "married w 2 kids", "hybrid now") is the speaker's
+  own statement, so it is read as "I work at zalando", "I'm married with 2 kids".
+  A clause that opens on anyone else ("my brother lives in Cairo", "the new hire
+  is remote", a name) is left alone: the rules then find nothing in it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from slotwise.processors.rules.values import job_title
+
+__all__ = ["expand", "restore_subject"]
+
+_I = re.IGNORECASE
+
+_SHORTHAND: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, flags), replacement)
+    for pattern, replacement, flags in (
+        (r"\bi'?m\b", "I'm", _I),
+        (r"\bi'?ve\b", "I've", _I),
+        (r"\bi'll\b", "I'll", _I),
+        (r"\bi\b", "I", 0),
+        (r"\bw/", "with", _I),
+        (r"(?<=\w)\s+w\s+(?=\w)", " with ", 0),
+        (r"(?<=\w)\s+n\s+(?=\w)", " and ", 0),
+        (r"\brn\b", "right now", 0),
+        (r"\bbc\b", "because", 0),
+        (r"\bb/c\b", "because", 0),
+        (r"\bpls\b|\bplz\b", "please", 0),
+        (r"\bu\b", "you", 0),
+        (r"\bur\b", "your", 0),
+        (r"\bdont\b", "don't", _I),
+        (r"\bdoesnt\b", "doesn't", _I),
+        (r"\bcant\b", "can't", _I),
+        (r"\bwont\b", "won't", _I),
+        (r"\bisnt\b", "isn't", _I),
+        (r"\bdidnt\b", "didn't", _I),
+        (r"\bthats\b", "that's", _I),
+        (r"\bits\b(?=\s+(?:a|an|the|my|our|just|all|now|been|not|only|mostly|fine)\b)", "it's", 0),
+        (r"\blil\b", "little", 0),
+        (r"\bbf\b", "boyfriend", 0),
+        (r"\bgf\b", "girlfriend", 0),
+        (r"\bwfh\b", "working from home", _I),
+        (r"\bveggie\b", "vegetarian", _I),
+        (r"\bfyi\b", "", _I),
+        (r"\blol\b|\blmao\b|\bhaha+\b|\bugh+\b|\bomg\b", "", _I),
+        (r"!{2,}", "!", 0),
+    )
+)
+
+
+def expand(text: str) -> str:
+    """``text`` with unambiguous chat shorthand written out."""
+    for pattern, replacement in _SHORTHAND:
+        text = pattern.sub(replacement, text)
+    return re.sub(r"[ \t]{2,}", " ", text).strip()
+
+
+# A clause that opens on one of these verbs has dropped its "I".
+_VERBS = (
+    r"work|worked|working|live|lived|living|moved|relocated|speak|take|started|starting|joined|"
+    r"joining|quit|left|switched|swapped|got|have|adopted|rescued|studied|study|graduated|"
+    r"grew|teach|run|use|write|code|program|program|pay|paid|paying|go|do|knit|bake|play|"
+    r"follow|eat|went|became|turned|upgraded|downgraded|cancelled|canceled|signed|handed|"
+    r"resigned|retrained|finished|picked|took|cut|gave|made|landed|arrived|unpacked"
+)
+# …and one that opens on one of these states has dropped its "I'm".
+_STATES = (
+    r"on|based|living|married|single|engaged|divorced|separated|widowed|vegan|vegetarian|"
+    r"pescatarian|keto|allergic|hybrid|remote|fully|in|from|at|originally|currently|still|"
+    r"now|a|an|the\s+(?=\w+\s+(?:at|for)\b)|new\s+to|back|self-employed|freelance|freelancing|"
+    r"lactose|gluten|coeliac|celiac|diabetic|asthmatic|type\s+[12]"
+)
+_RESTORE_I = re.compile(
+    rf"^(?:(?:just|finally|recently|also|still|now|currently)\s+)*(?:{_VERBS})\b", _I
+)
+_RESTORE_AM = re.compile(
+    rf"^(?:(?:just|finally|recently|also|still|now|currently)\s+)*(?:{_STATES})\b", _I
+)
+# Openings that name a statement's subject, or are no statement.
+_HAS_SUBJECT = re.compile(
+    r"^(?:I|I'm|I've|I'll|I'd|me|my|mine|we|we're|we've|our|you|your|he|she|they|it|it's|this|"
+    r"that|there|here|what|who|how|why|when|where|which|is|are|do|does|can|could|would|should)\b",
+    _I,
+)
+
+
+_TITLE_AT = re.compile(r"^(?P<title>[A-Za-z][\w/&-]*(?:\s+[\w/&-]+){0,3}?)\s+at\s+\S", _I)
+# "been hybrid since march": chat drops "I've" before a lasting state.
+_RESTORE_HAVE = re.compile(r"^(?:(?:just|also|still)\s+)*been\b", _I)
+
+
+def restore_subject(clause: str) -> str:
+    """The clause with the speaker put back where chat dropped them."""
+    if not clause or _HAS_SUBJECT.match(clause):
+        return clause
+    if _RESTORE_HAVE.match(clause):
+        return f"I've {clause[0].lower()}{clause[1:]}"
+    titled = _TITLE_AT.match(clause)
+    if titled is not None and job_title(titled["title"]) is not None:
+        # "product designer at figma": a bio line, the speaker's own job.
+        return f"I'm a {clause[0].lower()}{clause[1:]}"
+    if _RESTORE_I.match(clause):
+        return f"I {clause[0].lower()}{clause[1:]}" if clause[:2] != "I " else clause
+    if _RESTORE_AM.match(clause):
+        return f"I'm {clause[0].lower()}{clause[1:]}"
+    return clause

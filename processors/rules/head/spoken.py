@@ -1,0 +1,362 @@
+"""Facts as chat says them, beside the head's sentence-shaped rules.
+
+People rarely write "I live in Ghent." They write "live in ghent w my gf",
+"unpacked the last box in valencia", "day 3 at the new job at Ynov", "on
+sertraline + allergic to codeine", "new number btw: 0412 555 019". These
+rules read such clauses, each in a frame that ties the value to the speaker
+(:func:`~processors.rules.head.standing.own`) and with the value checked
+against what a library knows (a city, a country, a language) when the writer
+does not capitalise. They run beside the head (``ALSO_RULES``), so a clause
+that states two facts yields both.
+"""
+
+from __future__ import annotations
+
+import re
+
+from slotwise.processors.rules import gazetteer
+from slotwise.processors.rules.clauses import Clause
+from slotwise.processors.rules.findings import INFERRED, Finding
+from slotwise.processors.rules.head.standing import own
+from slotwise.processors.rules.values import (
+    BOUNDARY,
+    proper_noun,
+    split_items,
+    strip_the,
+)
+from slotwise.processors.rules.wording import ADVERBS
+from slotwise.processors.rules.words import AMBIGUOUS_PLACES, NUMBERS, STOPWORDS
+
+__all__ = [
+    "place_kind",
+    "read_children",
+    "read_contact_in_passing",
+    "read_current_location",
+    "read_hobbies",
+    "read_home_in_passing",
+    "read_medications",
+    "read_new_job",
+]
+
+_I = re.IGNORECASE
+_WE = r"(?:I|we)(?:'m|'re|\s+am|\s+are|'ve|\s+have)?"
+
+
+def place_kind(place: str, cased: bool) -> tuple[str, str] | None:
+    """``(attribute, canonical)`` for a place name; None when no library knows an uncased one."""
+    if place.casefold() in AMBIGUOUS_PLACES:
+        return None  # Georgia, Washington, Victoria: a city in one reading, a state in another
+    country = gazetteer.country(place)
+    if country is not None:
+        return "home_country", country
+    region = gazetteer.region(place)
+    if region is not None:
+        return "home_region", region
+    if gazetteer.city(place) is not None or (cased and place[:1].isupper()):
+        return "home_city", place
+    return None
+
+
+def _place(rest: str, cased: bool) -> tuple[str, str] | None:
+    the = re.match(r"^the\s+(\w+)", rest, _I)
+    if the is not None and gazetteer.country(the.group(0)) is not None:
+        return "home_country", gazetteer.country(the.group(0)) or ""
+    found = proper_noun(strip_the(rest), cased, limit=3)
+    if found is None or not BOUNDARY.match(found[1]):
+        return None
+    return place_kind(found[0], cased)
+
+
+_HOME = tuple(
+    re.compile(p, _I)
+    for p in (
+        rf"^{_WE}{ADVERBS}\s+(?:been\s+)?(?:live|living|based|settled|moved|relocated)"
+        r"(?:\s+(?:back|up|over|out|down))?\s+(?:in|to|out\s+of)\s+(?P<rest>.+)$",
+        r"\b(?:keys\s+to\s+(?:the|our|my|a)\s+new\s+(?:place|flat|house|apartment|home)|"
+        r"(?:new|our|my)\s+(?:place|flat|house|apartment)|signed\s+(?:the|a)\s+lease|"
+        r"unpacked\s+the\s+last\s+box(?:es)?)\s+in\s+(?P<rest>.+)$",
+        r"\bthe\s+move\s+to\s+(?P<rest>.+?)\s+is\s+(?:done|finished|complete)\b",
+        r"^(?P<rest>\w+(?:\s+\w+)?)\s+is\s+home\s+now\b",
+        # "since thursday" is a trip (current_location), "since 2020" a home.
+        rf"^{_WE}{ADVERBS}\s+(?:in|been\s+in)\s+(?P<rest>.+?)\s+(?:now|these\s+days|since\b"
+        r"(?!\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|yesterday|this\s+"
+        r"morning|last\s+night)\b).*)$",
+    )
+)
+
+
+def read_home_in_passing(clause: Clause) -> list[Finding]:
+    text = clause.text
+    lead = re.match(r"^(?:I|we|our|my)\b", text, _I) or re.search(r"\bis\s+home\s+now\b", text, _I)
+    if not lead or not (own(clause) or re.search(r"\bis\s+home\s+now\b", text, _I)):
+        return []
+    for number, pattern in enumerate(_HOME):
+        found = pattern.search(text)
+        if found is None:
+            continue
+        if (
+            number == len(_HOME) - 1
+            and not re.search(r"\b(?:moved|live|living|home|since|settled)\b", text, _I)
+            and not re.search(r"\bnow\b", text, _I)
+        ):
+            return []
+        place = _place(found["rest"], clause.cased)
+        if place is None:
+            return []
+        kind, value = place
+        return [Finding(kind, value, f"User lives in {value}.")]
+    return []
+
+
+_HERE = tuple(
+    re.compile(p, _I)
+    for p in (
+        rf"^I(?:'m|\s+am){ADVERBS}\s+in\s+(?P<rest>.+?)\s+(?:today|tonight|this\s+week|right\s+now|"
+        r"until|till|for\s+(?:the|a|work|two|three|\d)\b|since\s+(?:monday|tuesday|wednesday|"
+        r"thursday|friday|saturday|sunday|yesterday|this\s+morning))",
+        r"^I(?:'m|\s+am)\s+currently\s+in\s+(?P<rest>.+)$",
+        rf"^I(?:'ve)?{ADVERBS}\s+(?:landed|arrived)\s+in\s+(?P<rest>.+)$",
+        rf"^I{ADVERBS}\s+made\s+it\s+to\s+(?P<rest>.+)$",
+        rf"^I(?:'ve)?{ADVERBS}\s+been\s+in\s+(?P<rest>.+?)\s+since\s+(?:monday|tuesday|wednesday|"
+        r"thursday|friday|saturday|sunday|yesterday)",
+    )
+)
+
+
+def read_current_location(clause: Clause) -> list[Finding]:
+    for pattern in _HERE:
+        found = pattern.match(clause.text)
+        if found is None:
+            continue
+        rest = strip_the(found["rest"])
+        named = proper_noun(rest, clause.cased, limit=3)
+        if named is None or not BOUNDARY.match(named[1]):
+            return []
+        place = named[0]
+        if not clause.cased and gazetteer.city(place) is None and gazetteer.country(place) is None:
+            return []
+        return [Finding("current_location", place, f"User is currently in {place}.")]
+    return []
+
+
+_ORG = r"(?P<rest>.+)$"
+_NEW_JOB = tuple(
+    re.compile(p, _I)
+    for p in (
+        rf"\b(?:first|1st)\s+day\s+(?:at|with)\s+(?:the\s+new\s+(?:job|place)\s+at\s+)?{_ORG}",
+        rf"\bday\s+(?:one|two|three|\d+)\s+(?:at|with)\s+(?:the\s+new\s+(?:job|place|gig)\s+at\s+)?{_ORG}",
+        rf"^I(?:'m|\s+am)\s+(?:\w+\s+){{1,3}}into\s+(?:the|my)\s+(?:new\s+)?job\s+at\s+{_ORG}",
+        rf"^I(?:'m|\s+am)\s+joining\s+{_ORG}",
+        rf"^I(?:'m|\s+am)\s+at\s+(?P<cased>{_ORG})",
+        rf"^I(?:'ve|\s+have)\s+worked\s+(?:at|for)\s+{_ORG}",
+        rf"^I(?:'ve|\s+have)\s+been\s+(?:at|with|working\s+at|working\s+for)\s+{_ORG}",
+    )
+)
+_NEW_JOB_AFTER = re.compile(
+    r"^\s*(?:$|[,;(]|(?:now|these\s+days|today|tomorrow|on|in|next|this|from|since|for|and|is|"
+    r"was|starting|as)\b)",
+    _I,
+)
+_SELF = re.compile(
+    r"\b(?:going|gone|went)\s+(?:freelance|solo)|\bcontracting\s+for\s+myself\b|"
+    r"^I(?:'m|\s+am)\s+(?:now\s+)?(?:self-employed|freelancing|a\s+freelancer)\b|"
+    r"\bwent\s+solo\b|\bstarted\s+freelancing\b",
+    _I,
+)
+
+
+def read_new_job(clause: Clause) -> list[Finding]:
+    """Where the speaker works from now on, however the change is told."""
+    text = clause.text
+    if _SELF.search(text) and own_or_bare(clause):
+        return [Finding("employer", "self-employed", "User is self-employed.")]
+    for number, pattern in enumerate(_NEW_JOB):
+        found = pattern.search(text)
+        if found is None:
+            continue
+        if number == 4:
+            # "I'm at the gym" is a place; only a capitalised name that stands for now is a job.
+            if not clause.cased or not re.search(r"\b(?:now|these\s+days)\b", text, _I):
+                return []
+        named = proper_noun(strip_the(found["rest"]), clause.cased, limit=4)
+        if named is None or not _NEW_JOB_AFTER.match(named[1]):
+            return []
+        org = named[0]
+        if org.lower() in STOPWORDS or gazetteer.city(org) is not None or gazetteer.country(org):
+            return []
+        return [Finding("employer", org, f"User works at {org}.")]
+    return []
+
+
+def own_or_bare(clause: Clause) -> bool:
+    return own(clause) or not re.match(
+        r"^(?:my|our|his|her|their|the|a|an|he|she|they)\b", clause.text, _I
+    )
+
+
+_DRUG = re.compile(
+    r"(?:ine|ol|pril|statin|pam|lam|tide|formin|azole|cillin|mab|sartan|pine|done|xine|zine|"
+    r"triptan|fen|rin|xib|nib|mide|pram|oxetine|afil|mycin|cycline|vir|zumab|glutide|semide|"
+    r"prazole|tropin|lone|sone|olone|dipine|aline|ipine)$",
+    _I,
+)
+_BRANDS = frozenset(
+    "ozempic wegovy mounjaro adderall ritalin vyvanse concerta prozac zoloft lexapro "
+    "xanax synthroid eliquis humira keytruda ventolin".split()
+)
+_ON_DRUG = re.compile(
+    rf"^I(?:'m|\s+am|'ve\s+been|\s+have\s+been){ADVERBS}\s+on\s+(?P<rest>.+)$|"
+    rf"^I{ADVERBS}\s+take\s+(?P<rest2>.+)$",
+    _I,
+)
+
+
+def read_medications(clause: Clause) -> list[Finding]:
+    found = _ON_DRUG.match(clause.text)
+    if found is None:
+        return []
+    rest = found["rest"] or found["rest2"]
+    rest = re.split(
+        r"\s+(?:every|daily|twice|once|each|since|for|at|in\s+the|\d+\s?mg|now|a\s+day)\b|,",
+        rest,
+        flags=_I,
+    )[0]
+    drugs: list[str] = []
+    for item in re.split(r"\s*(?:\+|\band\b|&|/)\s*", rest):
+        words = item.lower().split()
+        if len(words) != 1:
+            continue
+        word = words[0]
+        if word in STOPWORDS or not word.isalpha() or len(word) < 5:
+            continue
+        if _DRUG.search(word) or word in _BRANDS:
+            drugs.append(word)
+    return [Finding("medications", d, f"User takes {d}.") for d in dict.fromkeys(drugs)]
+
+
+_KIDS = re.compile(
+    r"(?:^|\bwith\s+|\bhave\s+|^we\s+have\s+)(?P<n>a|an|one|two|three|four|five|six|\d)\s+"
+    r"(?:little\s+|young\s+|small\s+)?(?P<kind>kids?|children|child)\b(?!\s+(?:at|in|from|of)\b)|"
+    r"(?:^|,\s*|\bwith\s+)(?P<none>no\s+(?:kids|children))\b",
+    _I,
+)
+
+
+def read_children(clause: Clause) -> list[Finding]:
+    text = clause.text
+    if not (own(clause) or re.match(r"^(?:no|one|two|three|four|five|\d)\b", text, _I)):
+        return []
+    found = _KIDS.search(text)
+    if found is None or re.search(r"\b(?:my|our)\s+(?:friend|sister|brother)", text, _I):
+        return []
+    if found["none"]:
+        return [Finding("children_count", 0, "User has no children.")]
+    raw = found["n"].lower()
+    count = NUMBERS.get(raw) or int(raw)
+    noun = "child" if count == 1 else "children"
+    return [Finding("children_count", count, f"User has {count} {noun}.")]
+
+
+_HOBBY_VERBS = {
+    "knit": "knitting", "bake": "baking", "garden": "gardening", "surf": "surfing",
+    "climb": "climbing", "boulder": "climbing", "run": "running", "swim": "swimming",
+    "paint": "painting", "draw": "drawing", "sew": "sewing", "hike": "hiking", "cycle": "cycling",
+    "crochet": "crocheting", "skate": "skating", "ski": "skiing", "row": "rowing",
+    "dance": "dancing", "fish": "fishing", "sing": "singing", "cook": "cooking",
+}  # fmt: skip
+_HOBBY_NOUNS = frozenset(
+    "pottery woodworking photography birdwatching yoga pilates chess climbing bouldering running "
+    "knitting baking gardening surfing swimming painting drawing hiking cycling crochet "
+    "embroidery calligraphy archery fencing boxing karate judo bjj jiu-jitsu tennis padel golf "
+    "football soccer basketball volleyball badminton squash rowing sailing kayaking skiing "
+    "snowboarding skateboarding guitar piano violin drums ukulele cello gaming reading writing "
+    "journaling origami sewing quilting fishing camping".split()
+)
+_HOBBY_ALIASES = {"bouldering": "climbing", "bjj": "jiu jitsu", "jiu-jitsu": "jiu jitsu",
+                  "crochet": "crocheting", "soccer": "football"}  # fmt: skip
+_HOBBY_LEAD = re.compile(
+    rf"^I{ADVERBS}\s+(?:enjoy|love|do|play|practi[cs]e)\s+(?P<rest>.+)$|"
+    rf"^I(?:'m|\s+am){ADVERBS}\s+(?:really\s+)?into\s+(?P<rest2>.+)$|"
+    rf"^I(?:'ve)?{ADVERBS}\s+(?:picked\s+up|taken\s+up|took\s+up|started)\s+(?P<rest3>.+)$|"
+    r"^my\s+(?:main\s+|big\s+)?hobby\s+is\s+(?P<rest4>.+)$",
+    _I,
+)
+_HOBBY_TRAIL = re.compile(
+    r"\s+(?:on|at|every|most|when|with|on\s+weekends|a\s+lot|twice|three|3x|again|lately|"
+    r"recently|these\s+days|for|because|and\s+i)\b.*$",
+    _I,
+)
+
+
+def read_hobbies(clause: Clause) -> list[Finding]:
+    text = clause.text
+    found = _HOBBY_LEAD.match(text)
+    hobbies: list[str] = []
+    if found is not None:
+        rest = next(g for g in (found["rest"], found["rest2"], found["rest3"], found["rest4"]) if g)
+        rest = _HOBBY_TRAIL.sub("", rest)
+        for item in split_items(rest):
+            word = re.sub(r"^(?:the|some|a\s+bit\s+of|a\s+little)\s+", "", item.lower()).strip()
+            if word in _HOBBY_NOUNS:
+                hobbies.append(_HOBBY_ALIASES.get(word, word))
+            elif word.rstrip("s") in _HOBBY_VERBS and found["rest"] is None:
+                hobbies.append(_HOBBY_VERBS[word.rstrip("s")])
+    else:
+        verbs = re.findall(
+            r"(?:^|,\s*|\band\s+)I\s+(\w+)(?=\s*(?:$|,|\band\b|\s+on\s+weekends|\s+when\b))",
+            text,
+            _I,
+        )
+        hobbies = [_HOBBY_VERBS[v.lower()] for v in verbs if v.lower() in _HOBBY_VERBS]
+        club = re.search(
+            r"\bjoined\s+a\s+(?P<what>run|running|climbing|chess|cycling|swim)\s+club\b", text, _I
+        )
+        if club is not None and own(clause):
+            hobbies.append(
+                {"run": "running", "swim": "swimming", "book": "reading"}.get(
+                    club["what"].lower(), club["what"].lower()
+                )
+            )
+    return [Finding("hobbies", h, f"User enjoys {h}.", INFERRED) for h in dict.fromkeys(hobbies)]
+
+
+# "oops typo, it's x@y": a correction of the address is context enough.
+_ADDRESS_CONTEXT = re.compile(
+    r"\b(?:e-?mail|mail|address|use|reach|contact|write|best|typo|mistyped|correction)\b", _I
+)
+_EMAIL_ANY = re.compile(r"(?<![\w.+-])(?P<addr>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)(?![\w@])")
+_PHONE_CONTEXT = re.compile(r"\b(?:number|phone|mobile|cell|sim|whatsapp|call|text|reach)\b", _I)
+_PHONE_ANY = re.compile(r"(?<![\w+])(?P<num>\+?\d[\d\s().-]{6,}\d)(?![\w])")
+
+
+def read_contact_in_passing(clause: Clause) -> list[Finding]:
+    """An address or a number the speaker gives as theirs in a longer clause."""
+    text = clause.text
+    if re.search(
+        r"\b(?:his|her|their|my\s+(?:\w+\s+)?(?:brother|sister|mum|mom|dad|wife|husband|"
+        r"partner|boss|manager|friend|landlord))\b",
+        text,
+        _I,
+    ):
+        return []
+    if re.search(r"\b(?:was|were|used\s+to)\b", text, _I) or re.search(
+        r"\b(?:old|previous|former)\s+(?:number|phone|mobile|e-?mail|address)\s+(?:is|was)\b",
+        text,
+        _I,
+    ):
+        return []  # "my uk number before I moved was …": history, not the current number
+    found: list[Finding] = []
+    email = _EMAIL_ANY.search(text)
+    if email is not None and _ADDRESS_CONTEXT.search(text):
+        addr = email["addr"].lower().rstrip(".")
+        found.append(Finding("email", addr, f"User's email is {addr}."))
+    phone = _PHONE_ANY.search(text)
+    if phone is not None and _PHONE_CONTEXT.search(text[: phone.start()]):
+        raw = phone["num"].strip()
+        digits = re.sub(r"\D", "", raw)
+        if raw.startswith("00"):
+            digits, raw = digits[2:], "+" + raw[2:]
+        if 7 <= len(digits) <= 15 and len(set(digits)) > 2:
+            value = ("+" if raw.startswith("+") else "") + digits
+            found.append(Finding("phone", value, f"User's phone number is {value}."))
+    return found

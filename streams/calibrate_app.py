@@ -1,0 +1,203 @@
+"""The calibration stream job: every fact's lifetime, aggregated per category, online.
+
+A faust-streaming app — the stream aggregation faust is built for, and its
+role in slotwise (the write path's loop is not faust's, see the README). It
+consumes the supersessions topic (``read_committed``: the worker publishes in
+transactions) and, per event, looks the superseded fact up in Redis for its
+``valid_from`` and its attribute's vocabulary category; the fact lived from
+``valid_from`` to the event's ``valid_from``. It adds that lifetime to a
+:class:`faust.Table` backed by its compacted changelog topic
+(``<prefix>-calibrate-halflife-lifetimes-changelog``), so the totals survive
+restarts and are read by ``slotwise calibrate`` without a scan of the store.
+
+*One writer per table entry.* faust writes a table change to the changelog
+partition of the event being processed. The table is keyed by category *and
+source partition* (``work/3``), so each entry is written from one partition
+only and is recovered whole; ``slotwise calibrate`` sums a category's entries.
+Each entry also keeps the last source offset it counted, so an event that faust
+redelivers after a crash (its commits are at-least-once) is not counted twice.
+
+Every ``calibrate_refresh_s`` the app fits the half-lives (the censored part
+from a scan of the store's still-true facts) and exports
+``slotwise_halflife_proposed_days``, ``slotwise_halflife_drift`` (proposed ÷
+current) and ``slotwise_halflife_events`` per category on
+``SLOTWISE_FORGET_CALIBRATE_METRICS_PORT``.
+
+Run: ``python -m slotwise.streams.calibrate_app`` (faust's ``worker`` command).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+import faust
+from faust.transport.drivers import aiokafka as faust_aiokafka
+from prometheus_client import Gauge, start_http_server
+
+from slotwise.processors.calibration import current_half_lives
+from slotwise.processors.schema import AttributeSchema
+from slotwise.sinks.redis_store import RedisStore
+from slotwise.streams.calibration_read import (
+    TABLE,
+    app_id,
+    changelog_lifetimes,
+    entry_key,
+    fits_of,
+    store_lifetimes,
+)
+from slotwise.streams.forgetting import ForgetSettings
+from slotwise.streams.settings import Settings
+from slotwise.topics.codec import decode_record
+from slotwise.topics.exceptions import RecordError, SlotwiseError
+from slotwise.topics.records import SupersessionEvent
+
+__all__ = ["DRIFT", "PROPOSED", "build_app", "main"]
+
+log = logging.getLogger(__name__)
+
+PROPOSED = Gauge(
+    "slotwise_halflife_proposed_days", "Half-life fitted from observed lifetimes", ["category"]
+)
+DRIFT = Gauge(
+    "slotwise_halflife_drift", "Fitted half-life divided by the vocabulary's", ["category"]
+)
+EVENTS = Gauge("slotwise_halflife_events", "Closed lifetimes counted", ["category"])
+_DAY_S = 86_400.0
+
+
+class _ReadCommittedThread(faust_aiokafka.AIOKafkaConsumerThread):
+    """faust's consumer reads ``read_uncommitted`` unless the app itself runs exactly-once
+    (whose open issues the README lists); the supersessions are published in
+    transactions, and an aborted one must not count. aiokafka reads this at start()."""
+
+    def _create_worker_consumer(self, transport: Any) -> Any:
+        consumer = super()._create_worker_consumer(transport)
+        consumer._isolation_level = "read_committed"
+        return consumer
+
+
+class _Consumer(faust_aiokafka.Consumer):
+    def _new_consumer_thread(self) -> faust_aiokafka.AIOKafkaConsumerThread:
+        return _ReadCommittedThread(self, loop=self.loop, beacon=self.beacon)
+
+
+class _Transport(faust_aiokafka.Transport):
+    Consumer = _Consumer
+
+
+class _App(faust.App):
+    def _new_transport(self) -> Any:
+        return _Transport(self.conf.broker_consumer, self)
+
+
+def build_app(
+    settings: Settings,
+    knobs: ForgetSettings | None = None,
+    schema: AttributeSchema | None = None,
+) -> faust.App:
+    knobs = knobs or ForgetSettings()
+    vocabulary = schema or AttributeSchema.load()
+    datadir = settings.data_dir / "calibrate" / app_id(settings)
+    datadir.mkdir(parents=True, exist_ok=True)
+    app = _App(
+        app_id(settings),
+        broker=f"kafka://{settings.kafka_bootstrap}",
+        store="memory://",
+        topic_partitions=settings.partitions,
+        topic_replication_factor=settings.replication_factor,
+        datadir=str(datadir),
+        web_enabled=False,
+        consumer_auto_offset_reset="earliest",
+        broker_commit_interval=1.0,
+    )
+    source = app.topic(
+        settings.catalogue().supersessions, key_serializer="raw", value_serializer="raw"
+    )
+    table = app.Table(TABLE, default=None, partitions=settings.partitions, key_type=str)
+    holder: list[RedisStore] = []
+
+    def store() -> RedisStore:
+        if not holder:
+            holder.append(RedisStore.from_url(settings.redis_url, prefix=settings.redis_prefix))
+        return holder[0]
+
+    @app.agent(source)
+    async def lifetimes(stream: Any) -> None:
+        async for event in stream.events():
+            found = await _lifetime(event.value, store(), vocabulary)
+            if found is None:
+                continue
+            category, days = found
+            key = entry_key(category, event.message.partition)
+            entry = table.get(key) or {"closed": 0, "days": 0.0, "offset": -1}
+            if event.message.offset <= entry["offset"]:
+                continue  # counted before a crash; faust redelivers from its last commit
+            table[key] = {
+                "closed": entry["closed"] + 1,
+                "days": entry["days"] + days,
+                "offset": event.message.offset,
+            }
+
+    @app.timer(knobs.calibrate_refresh_s)  # type: ignore[untyped-decorator]
+    async def refresh() -> None:
+        try:
+            await asyncio.to_thread(_export_fits, settings, vocabulary, knobs.calibrate_confidence)
+        except SlotwiseError as exc:
+            log.warning("fitting the half-lives failed: %s", exc)
+
+    @app.task  # type: ignore[untyped-decorator]
+    async def metrics() -> None:
+        start_http_server(knobs.calibrate_metrics_port, addr=settings.metrics_host)
+
+    return app
+
+
+async def _lifetime(
+    value: bytes | None, store: RedisStore, schema: AttributeSchema
+) -> tuple[str, float] | None:
+    """``(category, days lived)`` of the fact an event superseded, or None to skip it."""
+    try:
+        event = decode_record(value, expect=(SupersessionEvent,))
+    except RecordError:
+        return None
+    if not isinstance(event, SupersessionEvent):
+        return None
+    old = await store.get_facts(event.subject_id, [event.old_fact_id])
+    if not old:
+        return None  # erased since
+    spec = schema.get(old[0].attribute)
+    if spec is None or not spec.single_valued:
+        return None
+    days = max(0.0, (event.valid_from - old[0].valid_from).total_seconds() / _DAY_S)
+    return spec.category, days
+
+
+def _export_fits(settings: Settings, schema: AttributeSchema, confidence: float) -> None:
+    now = datetime.now(UTC)
+    fits = fits_of(
+        changelog_lifetimes(settings),
+        store_lifetimes(settings, schema, as_of=now, closed=False),
+        current_half_lives(schema),
+        confidence=confidence,
+    )
+    for result in fits:
+        EVENTS.labels(result.category).set(result.lifetimes.closed)
+        if result.half_life_days is not None:
+            PROPOSED.labels(result.category).set(result.half_life_days)
+        if result.drift is not None:
+            DRIFT.labels(result.category).set(result.drift)
+
+
+def main() -> None:
+    """Run the app under faust's ``worker`` command; arguments after ours are faust's."""
+    app = build_app(Settings())
+    sys.argv = [sys.argv[0], "worker", "-l", "info", "--without-web", *sys.argv[1:]]
+    app.main()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,198 @@
+"""The checkpoint: what the worker has finished becomes durable, all of it or none.
+
+Each commit, in this order:
+
+1. **release the ledgers** — per partition, the outputs of every finished event
+   below the lowest unfinished offset, and the offset after them
+   (:class:`~slotwise.streams.offsets.PartitionLedger`);
+2. **flush the sinks** — the vector rows those events wrote become searchable;
+   a failed flush aborts the commit (nothing is published, the same batch is
+   tried again), so an offset is never committed before what it depends on;
+3. **commit the transaction** — the released outputs and offsets in one Kafka
+   transaction (KIP-447, fenced by the group's metadata).
+
+A batch that failed to commit stays queued and is retried as it was. Partitions
+leaving the worker drop out of every later commit (:meth:`Checkpoint.release`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Protocol
+
+from confluent_kafka import TopicPartition
+
+from slotwise.sinks.kafka_publisher import PublisherFenced, TransactionAborted
+from slotwise.streams import metrics
+from slotwise.streams.health import Health
+from slotwise.streams.offsets import PartitionLedger, Release
+from slotwise.streams.retry import backoff
+from slotwise.topics.outbound import Outbound
+
+__all__ = ["TP", "Checkpoint", "Publisher", "Sink"]
+
+log = logging.getLogger(__name__)
+
+TP = tuple[str, int]
+
+
+class Sink(Protocol):
+    """Anything the committed events wrote that must be durable before their offsets."""
+
+    async def flush(self) -> None: ...
+
+
+class Publisher(Protocol):
+    """The transactional producer (``sinks.kafka_publisher.TransactionalPublisher``)."""
+
+    def init(self) -> None: ...
+
+    def renew(self) -> None: ...
+
+    def close(self) -> None: ...
+
+    def commit(
+        self,
+        messages: Sequence[Outbound],
+        offsets: Sequence[TopicPartition],
+        group_metadata: object,
+    ) -> None: ...
+
+
+class Checkpoint:
+    def __init__(
+        self,
+        publisher: Publisher,
+        sinks: Mapping[str, Sink],
+        health: Health,
+        *,
+        group_metadata: Callable[[], object],
+        interval_s: float = 0.2,
+    ) -> None:
+        self._publisher = publisher
+        self._sinks = dict(sinks)  # by the name /healthz reports a failed flush under
+        self._health = health
+        self._group_metadata = group_metadata
+        self._interval_s = interval_s
+        self._ledgers: dict[TP, PartitionLedger] = {}
+        self._unpublished: list[tuple[TP, Release]] = []
+        self._committed: dict[TP, int] = {}  # the last committed offset per owned partition
+        self._lock = asyncio.Lock()
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="slotwise-commit")
+
+    @property
+    def ledgers(self) -> dict[TP, PartitionLedger]:
+        return self._ledgers
+
+    @property
+    def committed(self) -> dict[TP, int]:
+        return self._committed
+
+    async def start(self) -> None:
+        """Fence older instances of this replica's transactional id."""
+        await self._in_thread(self._publisher.init)
+
+    async def close(self) -> None:
+        try:
+            await self._in_thread(self._publisher.close)
+        finally:
+            self._thread.shutdown()
+
+    # -- ownership (on the event loop) ----------------------------------------
+
+    def take(self, partitions: set[TP]) -> None:
+        for tp in partitions:
+            self._ledgers[tp] = PartitionLedger()
+
+    async def release(self, partitions: set[TP]) -> None:
+        """Forget departing partitions once a commit already under way is over.
+
+        Nothing is committed for them here: a transaction's offset commit during
+        a rebalance is refused (a stale generation or member epoch), and one
+        landing after the partitions moved would publish their outputs twice.
+        Their new owner replays what was not committed.
+        """
+        async with self._lock:
+            self._unpublished = [(tp, r) for tp, r in self._unpublished if tp not in partitions]
+            for tp in partitions:
+                self._ledgers.pop(tp, None)
+                self._committed.pop(tp, None)
+                with contextlib.suppress(KeyError):  # never exported
+                    metrics.LAG.remove(tp[0], str(tp[1]))
+
+    # -- committing -------------------------------------------------------------
+
+    async def run(self, stop: asyncio.Event, every: Callable[[], None] = lambda: None) -> None:
+        """Commit every interval until ``stop``; ``every`` runs before each commit.
+
+        A producer that failed fatally (say, in a broker restart) is replaced by a
+        new one of the same transactional id; one fenced by another instance of
+        this replica ends the worker.
+        """
+        failures = 0
+        while not stop.is_set():
+            await asyncio.sleep(self._interval_s if not failures else backoff(failures))
+            every()
+            try:
+                await self.commit()
+                failures = 0
+            except PublisherFenced as exc:
+                if exc.by_another:
+                    raise
+                failures += 1
+                log.warning("transactional producer failed (%s); starting a new one", exc)
+                self._health.failing("kafka", exc)
+                try:
+                    await self._in_thread(self._publisher.renew)
+                except Exception as renew_exc:
+                    log.warning("could not start a new producer yet: %s", renew_exc)
+            except Exception as exc:
+                failures += 1
+                log.warning("commit failed (%s); retrying with the same batch", exc)
+
+    async def commit(self) -> None:
+        async with self._lock:
+            for tp, ledger in self._ledgers.items():
+                release = ledger.release()
+                if release is not None:
+                    self._unpublished.append((tp, release))
+                metrics.IN_FLIGHT.labels(tp[0], str(tp[1])).set(ledger.held)
+            if not self._unpublished:
+                return
+            batch = list(self._unpublished)
+            await self._flush_sinks()
+            messages = [m for _, release in batch for m in release.messages]
+            offsets = {tp: release.next_offset for tp, release in batch}
+            partitions = [TopicPartition(t, p, o) for (t, p), o in offsets.items()]
+            started = time.perf_counter()
+            try:
+                await self._in_thread(
+                    self._publisher.commit, messages, partitions, self._group_metadata()
+                )
+            except TransactionAborted as exc:
+                metrics.COMMIT_FAILURES.labels("aborted").inc()
+                self._health.failing("kafka", exc)
+                raise
+            self._health.ok("kafka")
+            del self._unpublished[: len(batch)]
+            metrics.COMMITS.inc()
+            metrics.LAST_COMMIT.set_to_current_time()
+            metrics.STAGE_SECONDS.labels("commit").observe(time.perf_counter() - started)
+            self._committed.update(offsets)
+
+    async def _flush_sinks(self) -> None:
+        for name, sink in self._sinks.items():
+            try:
+                await sink.flush()
+            except Exception as exc:
+                self._health.failing(name, exc)
+                raise
+            self._health.ok(name)
+
+    async def _in_thread(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)

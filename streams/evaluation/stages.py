@@ -1,0 +1,45 @@
+"""The stages the evaluation runs, built from the settings as the worker builds them."""
+
+from __future__ import annotations
+
+from slotwise.models.embedders import embedder_named
+from slotwise.processors.extract import RulesExtractor
+from slotwise.processors.schema import AttributeSchema
+from slotwise.processors.slot_match import OfflineSlotMatcher
+from slotwise.streams.evaluation.offline import Stages
+from slotwise.streams.settings import Settings
+
+__all__ = ["configured_stages"]
+
+
+def configured_stages(settings: Settings) -> Stages:
+    """The rules extractor and the NONE matcher offline; the model's when a key is set.
+
+    The vector sweep always uses MiniLM: it is the floor the offline default ships.
+    """
+    schema = AttributeSchema.load()
+    embedder = embedder_named("minilm")
+    if settings.offline:
+        return Stages(
+            schema=schema,
+            extractor=RulesExtractor(schema, embedder),
+            matcher=OfflineSlotMatcher(settings.review_similarity),
+            matcher_label="offline",
+            embedder=embedder,
+            description="offline (rules extractor, NONE matcher, MiniLM)",
+        )
+    from slotwise.models.extractor import AnthropicExtractor  # noqa: PLC0415 - the SDK loads only here
+    from slotwise.models.slot_matcher import AnthropicSlotMatcher  # noqa: PLC0415
+    from slotwise.streams.app import model_client  # noqa: PLC0415
+
+    client = model_client(settings)
+    matcher = AnthropicSlotMatcher(client)
+    return Stages(
+        schema=schema,
+        extractor=AnthropicExtractor(client, schema),
+        matcher=matcher,
+        matcher_label="llm",
+        embedder=embedder,
+        reranker=matcher,
+        description=f"model {settings.llm_model}",
+    )

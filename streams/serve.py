@@ -25,11 +25,12 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Protocol
 
+from annotated_types import Interval
 from fastapi import FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from pydantic import AwareDatetime, BaseModel, TypeAdapter
+from pydantic import BaseModel, TypeAdapter
 from starlette.exceptions import HTTPException
 
 from slotwise.streams.api_access import COOKIE, ServeRefused, TokenGate, check_bind
@@ -42,6 +43,7 @@ from slotwise.streams.api_models import (
     SearchPage,
     SupersessionsPage,
 )
+from slotwise.streams.api_query import NUMBER, WHOLE, Flag, Instant
 from slotwise.streams.reads import (
     MAX_K,
     MAX_LIMIT,
@@ -73,7 +75,12 @@ SubjectId = Annotated[
     ),
 ]
 
-Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT, description="At most this many, newest first.")]
+Limit = Annotated[
+    int,
+    Interval(ge=1, le=MAX_LIMIT),
+    WHOLE,
+    Query(description="At most this many, newest first."),
+]
 
 
 class ReviewDecider(Protocol):
@@ -244,20 +251,23 @@ def _routes(app: FastAPI, state: Callable[[], State]) -> None:
     async def facts(  # noqa: PLR0917 - FastAPI reads its query from the parameters
         subject_id: SubjectId,
         as_of: Annotated[
-            AwareDatetime | None, Query(description="Valid time: the facts true then.")
+            Instant | None, Query(description="Valid time: the facts true then.")
         ] = None,
         believed_at: Annotated[
-            AwareDatetime | None,
+            Instant | None,
             Query(description="Transaction time: what slotwise believed then."),
         ] = None,
-        history: Annotated[bool, Query(description="Superseded and history facts too.")] = False,
-        include_archived: Annotated[bool, Query(description="The cold tier's too.")] = False,
+        history: Annotated[Flag, Query(description="Superseded and history facts too.")] = False,
+        include_archived: Annotated[Flag, Query(description="The cold tier's too.")] = False,
         after_observation: Annotated[
             str | None,
             Query(min_length=1, max_length=256, description="Wait until it is applied."),
         ] = None,
         wait_s: Annotated[
-            float, Query(ge=0, le=30, description="How long to wait for after_observation.")
+            float,
+            Interval(ge=0, le=30),
+            NUMBER,
+            Query(description="How long to wait for after_observation."),
         ] = 5.0,
     ) -> Response:
         """The subject's facts: current ones, or as of a valid time or a transaction time."""
@@ -298,8 +308,8 @@ def _routes(app: FastAPI, state: Callable[[], State]) -> None:
                 description="What to look for; not blank.",
             ),
         ],
-        k: Annotated[int, Query(ge=1, le=MAX_K)] = 5,
-        include_archived: bool = False,
+        k: Annotated[int, Interval(ge=1, le=MAX_K), WHOLE] = 5,
+        include_archived: Flag = False,
     ) -> Response:
         """The subject's facts nearest ``q`` in meaning, within the subject only."""
         hits = await state().reads.search(

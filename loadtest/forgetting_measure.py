@@ -23,7 +23,15 @@ from slotwise.sinks.redis_store import RedisStore
 from slotwise.streams.reads import Reads
 from slotwise.streams.settings import Settings
 
-__all__ = ["compacted_copy", "flush_milvus", "index_of", "measure", "percentile", "redis_memory"]
+__all__ = [
+    "compacted_copy",
+    "flush_milvus",
+    "index_of",
+    "interleaved_search",
+    "measure",
+    "percentile",
+    "redis_memory",
+]
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -74,32 +82,76 @@ def redis_memory(settings: Settings, prefix: str) -> tuple[int, int]:
     return total, outputs
 
 
-def compacted_copy(bench: Bench) -> str:
-    """A fresh copy of the hot tier behind an alias of its own: the hot tier as a Milvus
-    server leaves it once it compacts away the deleted rows (Milvus Lite never does for
-    collections this small; its manual compaction is a no-op)."""
+def compacted_copy(bench: Bench, sources: Sequence[str], label: str) -> str:
+    """A fresh collection holding the rows of ``sources`` (collections or aliases), behind
+    an alias of its own: a tier as a Milvus server leaves it once it has compacted away
+    deleted rows (Milvus Lite never does for collections this small, and its manual
+    compaction is a no-op). The copies of the tier before and after a pass are what an
+    interleaved comparison searches."""
     from pymilvus import MilvusClient  # noqa: PLC0415
 
     from slotwise.sinks.milvus_collections import FIELDS, create_collection  # noqa: PLC0415
 
     client = MilvusClient(uri=bench.settings.milvus_uri)
-    name, alias = f"{bench.milvus_prefix}_compacted", f"{bench.milvus_prefix}_compacted_current"
+    name, alias = f"{bench.milvus_prefix}_{label}", f"{bench.milvus_prefix}_{label}_current"
     try:
-        source = str(client.describe_alias(bench.milvus_alias)["collection_name"])
-        described = client.describe_collection(source)
+        aliases = client.list_aliases().get("aliases", [])
+        named = [
+            str(client.describe_alias(s)["collection_name"]) if s in aliases else s for s in sources
+        ]
+        described = client.describe_collection(named[0])
         dim = next(f["params"]["dim"] for f in described["fields"] if f["name"] == "vector")
         create_collection(client, name, model="all-MiniLM-L6-v2", dimension=int(dim), timeout_s=60)
-        iterator = client.query_iterator(
-            source, batch_size=1_000, output_fields=[*FIELDS, "vector"]
-        )
-        while rows := iterator.next():
-            client.insert(name, [dict(r) for r in rows])
-        iterator.close()
+        for source in named:
+            client.load_collection(source)
+            iterator = client.query_iterator(
+                source, batch_size=1_000, output_fields=[*FIELDS, "vector"]
+            )
+            while rows := iterator.next():
+                client.insert(name, [dict(r) for r in rows])
+            iterator.close()
         client.flush(name)
         client.create_alias(name, alias)
     finally:
         client.close()
     return alias
+
+
+async def interleaved_search(
+    bench: Bench,
+    embedder: Embedder,
+    probes: Sequence[tuple[str, str]],
+    aliases: dict[str, str],
+    *,
+    rounds: int = 4,
+) -> dict[str, dict[str, float]]:
+    """Search latency of each aliased collection, the collections taking turns round after
+    round, so a change in the machine's load falls on all of them alike."""
+    embedder.embed([text for _, text in probes])
+    indexes = {label: index_of(bench, embedder, alias=alias) for label, alias in aliases.items()}
+    for index in indexes.values():
+        await index.setup()
+    found: dict[str, list[list[float]]] = {label: [] for label in indexes}
+    try:
+        labels = list(indexes)
+        for turn in range(rounds):
+            for label in labels[turn % len(labels) :] + labels[: turn % len(labels)]:
+                timings = []
+                for subject, text in probes:
+                    started = time.perf_counter()
+                    await indexes[label].nearest(subject, text, k=5, floor=0.15)
+                    timings.append(time.perf_counter() - started)
+                found[label].append(timings)
+    finally:
+        for index in indexes.values():
+            await index.close()
+    return {
+        label: {
+            "p50_ms": statistics.median(percentile(r, 0.5) for r in runs) * 1000,
+            "p99_ms": statistics.median(percentile(r, 0.99) for r in runs) * 1000,
+        }
+        for label, runs in found.items()
+    }
 
 
 async def measure(
@@ -133,10 +185,11 @@ async def measure(
         )
         hook = AccessHook(RedisAccess(scratch))
         reads: dict[str, list[float]] = {"plain": [], "hooked": []}
-        for name, side in (("plain", Reads(store)), ("hooked", Reads(store, on_read=hook))):
-            for subject in subjects:
+        sides = {"plain": Reads(store), "hooked": Reads(store, on_read=hook)}
+        for turn, subject in enumerate(subjects):  # alternating, so load drift falls on both
+            for name in ("plain", "hooked") if turn % 2 else ("hooked", "plain"):
                 started = time.perf_counter()
-                await side.facts(subject, via="bench")
+                await sides[name].facts(subject, via="bench")
                 reads[name].append(time.perf_counter() - started)
         await hook.drain()
         doomed = [

@@ -70,11 +70,12 @@ def model_client(settings: Settings) -> ModelClient:
 
 
 def _models(
-    settings: Settings, schema: AttributeSchema, embedder: Embedder | None = None
+    settings: Settings, schema: AttributeSchema, stack: AsyncExitStack, embedder: Embedder | None
 ) -> tuple[Extractor, SlotMatcher]:
     if settings.offline:
         return RulesExtractor(schema, embedder), OfflineSlotMatcher(settings.review_similarity)
     client = model_client(settings)
+    stack.push_async_callback(client.aclose)  # its HTTP pool, closed before the loop ends
     return AnthropicExtractor(client, schema), AnthropicSlotMatcher(client)
 
 
@@ -96,7 +97,7 @@ async def open_services(settings: Settings, stack: AsyncExitStack) -> Services:
     await index.setup()
     # The classifier's threshold is calibrated on MiniLM: another model runs the rules alone.
     minilm = embedder if embedder.model_name == MiniLMEmbedder.model_name else None
-    extractor, matcher = _models(settings, schema, minilm)
+    extractor, matcher = _models(settings, schema, stack, minilm)
     forgetting = open_forgetting(
         settings, store, index, embedder, schema, stack=stack, now=clock.now
     )

@@ -13,6 +13,16 @@ The alias is resolved once, at ``setup()``: after an alias swap a worker still
 running the old model keeps writing its own model's collection instead of
 mixing two vector spaces in the new one.
 
+Searches are version-checked: ``setup()`` refuses a collection whose stamp is
+not the embedder's model, naming both — a new-model query against an
+old-model index returns near-random neighbours, silently — unless a drift
+adapter joining exactly that pair is given (``processors/drift_adapter.py``).
+Then every vector this index computes, queries and written rows alike, is
+embedded by the new model and mapped into the collection's space, and the
+rows it writes are stamped with the adapter's stamp
+(``new>old:kind:version``), not the old model's name: they are not the old
+model's vectors, and a migration must be able to tell.
+
 Writes buffer: ``add()`` does no I/O, ``flush()`` embeds and upserts off the
 event loop and keeps the buffer if anything fails, so the worker's commit
 fails with it. Milvus Lite searches un-flushed rows by brute force over its
@@ -52,9 +62,10 @@ from prometheus_client import Counter
 from pymilvus import MilvusClient, MilvusException
 from pymilvus.client.utils import SciPyHelper
 
+from slotwise.processors.drift_adapter import DriftAdapter
 from slotwise.processors.model import VectorRow
 from slotwise.processors.ports import Embedder
-from slotwise.sinks.exceptions import VectorIndexError
+from slotwise.sinks.exceptions import EmbeddingModelMismatch, VectorIndexError
 from slotwise.sinks.milvus_collections import (
     FIELDS,
     GRPC_OPTIONS,
@@ -114,9 +125,20 @@ class MilvusIndex:
         timeout_s: float = 10.0,
         clock: Callable[[], datetime] = _utc_now,
         monotonic: Callable[[], float] = time.monotonic,
+        adapter: DriftAdapter | None = None,
     ) -> None:
         if flush_every < 1 or batch_size < 1:
             raise ValueError("flush_every and batch_size must be at least 1")
+        if adapter is not None and (
+            adapter.source_model != embedder.model_name
+            or adapter.source_dimension != embedder.dimension
+        ):
+            raise EmbeddingModelMismatch(
+                f"adapter {adapter.stamp} maps {adapter.source_model} "
+                f"({adapter.source_dimension}-d) queries, but the embedder is "
+                f"{embedder.model_name} ({embedder.dimension}-d)"
+            )
+        self._adapter = adapter
         self._uri = uri
         self._token = token or ""
         self._embedder = embedder
@@ -148,8 +170,18 @@ class MilvusIndex:
         return self._collection
 
     @property
+    def space(self) -> str:
+        """The model whose vector space this index searches: the adapter's target, if any."""
+        return self._adapter.target_model if self._adapter else self._embedder.model_name
+
+    @property
+    def stamp(self) -> str:
+        """What the rows this index writes carry as ``embedding_model``."""
+        return self._adapter.stamp if self._adapter else self._embedder.model_name
+
+    @property
     def cold_collection(self) -> str:
-        return cold_collection_name(self._prefix, self._embedder.model_name)
+        return cold_collection_name(self._prefix, self.space)
 
     @property
     def pending(self) -> int:
@@ -351,7 +383,7 @@ class MilvusIndex:
         for attempt in range(_SETUP_ATTEMPTS):
             try:
                 if self._alias not in client.list_aliases().get("aliases", []):
-                    name = collection_name(self._prefix, self._embedder.model_name, self._clock())
+                    name = collection_name(self._prefix, self.space, self._clock())
                     if not client.has_collection(name):
                         self._create_sync(name)
                     client.create_alias(name, self._alias)
@@ -366,32 +398,45 @@ class MilvusIndex:
         check_model(
             client,
             name,
-            model=self._embedder.model_name,
-            dimension=self._embedder.dimension,
+            model=self.space,
+            dimension=self._space_dimension,
             via=self._alias,
+            querying=self._embedder.model_name,
         )
         client.load_collection(name, timeout=self._timeout_s)
         return name
+
+    @property
+    def _space_dimension(self) -> int:
+        return self._adapter.target_dimension if self._adapter else self._embedder.dimension
 
     def _create_sync(self, name: str) -> None:
         create_collection(
             self._require_client(),
             name,
-            model=self._embedder.model_name,
-            dimension=self._embedder.dimension,
+            model=self.space,
+            dimension=self._space_dimension,
             timeout_s=self._timeout_s,
         )
+
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        """Vectors in the searched space: the embedder's, mapped by the adapter if there is one."""
+        vectors = self._embedder.embed(texts)
+        if self._adapter is None:
+            return vectors
+        mapped: list[list[float]] = self._adapter.map(vectors).tolist()
+        return mapped
 
     def _embed_sync(self, rows: list[VectorRow]) -> list[list[float]]:
         vectors: list[list[float]] = []
         for first in range(0, len(rows), self._batch_size):
             batch = rows[first : first + self._batch_size]
-            vectors += self._embedder.embed([r.text for r in batch])
+            vectors += self._embed([r.text for r in batch])
         return vectors
 
     def _upsert_sync(self, collection: str, rows: list[tuple[VectorRow, list[float]]]) -> None:
         client = self._require_client()
-        model = self._embedder.model_name
+        model = self.stamp
         for first in range(0, len(rows), self._batch_size):
             batch = rows[first : first + self._batch_size]
             data = [
@@ -418,7 +463,7 @@ class MilvusIndex:
         self, collection: str, subject_id: str, texts: list[str], limit: int
     ) -> tuple[list[list[float]], list[dict[str, Any]]]:
         """The texts' vectors (the query first) and the query's hits, with their vectors."""
-        vectors = self._embedder.embed(texts)
+        vectors = self._embed(texts)
         result = self._loaded(
             collection,
             lambda client: client.search(

@@ -124,8 +124,8 @@ def test_fit_validate_enable_bridges_a_new_embedder_to_the_old_collection(
 
     checked = migrate("adapter", "validate", version, "--min-recall", "0.95")
     assert checked.exit_code == 0, checked.output
-    recall = float(re.search(r"Recall@10 ([0-9.]+)", checked.output).group(1))  # type: ignore[union-attr]
-    assert recall >= 0.95
+    scored = re.search(r"Recall@10 ([0-9.]+)", checked.output)
+    assert scored and float(scored.group(1)) >= 0.95, checked.output
 
     enabled = migrate("adapter", "enable", version)
     assert enabled.exit_code == 0, enabled.output

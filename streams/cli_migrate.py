@@ -194,6 +194,11 @@ def validate(
             )
         pairs = stored_pairs(client, counted.collection, counted.model, ids)
         embedder = embedder_named(settings.embedder)
+        if embedder.model_name != adapter.source_model:
+            raise MigrationError(
+                f"{adapter.stamp} maps {adapter.source_model} queries; SLOTWISE_EMBEDDER "
+                f"gives {embedder.model_name}"
+            )
         with _progress() as progress:
             task = progress.add_task("shadow queries", total=len(pairs.texts))
             new = embed_all(embedder, pairs.texts, lambda n: progress.advance(task, n))

@@ -108,7 +108,7 @@ def opens(settings: Settings, embedder: Embedder) -> str | None:
 
 
 def test_fit_validate_enable_bridges_a_new_embedder_to_the_old_collection(
-    deployment: Settings,
+    deployment: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with pytest.raises(EmbeddingModelMismatch, match=r"test-hash-v1.*test-hash-v2"):
         opens(deployment, RotatedEmbedder())
@@ -121,6 +121,10 @@ def test_fit_validate_enable_bridges_a_new_embedder_to_the_old_collection(
 
     refused = migrate("adapter", "enable", version)
     assert refused.exit_code == 1 and "no passed validation" in refused.output
+    with monkeypatch.context() as other:
+        other.setattr(cli_migrate, "embedder_named", lambda _spec: RotatedEmbedder("test-hash-v3"))
+        wrong = migrate("adapter", "validate", version)
+    assert wrong.exit_code == 1 and "gives test-hash-v3" in wrong.output
 
     checked = migrate("adapter", "validate", version, "--min-recall", "0.95")
     assert checked.exit_code == 0, checked.output

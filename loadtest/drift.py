@@ -14,8 +14,9 @@ FLAT search in Milvus is. For each direction of the upgrade (MiniLM → mpnet,
 
 (a) new-model queries against the old index, no adapter — slotwise refuses
     this search; forced, the query is cut or zero-padded to the old dimension;
-(b) the same through a Procrustes adapter, (c) through a low-rank affine one,
-    both fitted on ``--fit-pairs`` stored facts (old vector, new vector);
+(b) the same through a Procrustes adapter, (c) through a ridge affine one
+    (full rank, ``--rank``, and at rank 128), all fitted on ``--fit-pairs``
+    stored facts (old vector, new vector);
 (d) full re-embedding: new-model queries against a new-model index;
 
 the recovery ratios (b)/(d) and (c)/(d), and the time an adapter adds to a
@@ -203,6 +204,10 @@ def measure_direction(
     affine = fit_low_rank_affine(
         new_docs[sample], old_docs[sample], source_model=new_name, target_model=old_name, rank=rank
     )
+    low = min(128, old_docs.shape[1], new_docs.shape[1])
+    narrow = fit_low_rank_affine(
+        new_docs[sample], old_docs[sample], source_model=new_name, target_model=old_name, rank=low
+    )
     before = _scores(corpus, old_queries, old_docs)
     forced = _scores(corpus, _forced(new_queries, old_docs.shape[1]), old_docs)
     rotated = _scores(corpus, procrustes.map(new_queries), old_docs)
@@ -214,6 +219,11 @@ def measure_direction(
         Figure(f"{label}: (a) no adapter (forced)", forced[0], "Recall@10"),
         Figure(f"{label}: (b) Procrustes", rotated[0], "Recall@10"),
         Figure(f"{label}: (c) low-rank affine", mapped[0], "Recall@10"),
+        Figure(
+            f"{label}: (c) at rank {low}",
+            _scores(corpus, narrow.map(new_queries), old_docs)[0],
+            "Recall@10",
+        ),
         Figure(f"{label}: (d) full re-embedding", full[0], "Recall@10"),
         Figure(f"{label}: (b)/(d)", rotated[0] / full[0], "ratio"),
         Figure(f"{label}: (c)/(d)", mapped[0] / full[0], "ratio"),

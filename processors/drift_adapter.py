@@ -41,9 +41,11 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from slotwise.processors.ports import Embedder
 from slotwise.topics.exceptions import SlotwiseError
 
 __all__ = [
+    "AdaptedEmbedder",
     "AdapterError",
     "AdapterKind",
     "DriftAdapter",
@@ -152,6 +154,38 @@ class DriftAdapter:
             bias=bias,
             pairs=int(meta["pairs"]),
         )
+
+
+class AdaptedEmbedder:
+    """An embedder whose vectors an adapter maps: an embedder *of the adapter's target space*.
+
+    Whatever searches or compares vectors of the old collection (the index, the
+    erasure's checks) takes this in place of the new model's embedder.
+    """
+
+    def __init__(self, inner: Embedder, adapter: DriftAdapter) -> None:
+        if (inner.model_name, inner.dimension) != (adapter.source_model, adapter.source_dimension):
+            raise AdapterError(
+                f"adapter {adapter.stamp} maps {adapter.source_model} "
+                f"({adapter.source_dimension}-d) queries, but the embedder is "
+                f"{inner.model_name} ({inner.dimension}-d)"
+            )
+        self.inner = inner
+        self.adapter = adapter
+
+    @property
+    def model_name(self) -> str:
+        return self.adapter.target_model
+
+    @property
+    def dimension(self) -> int:
+        return self.adapter.target_dimension
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        mapped: list[list[float]] = self.adapter.map(self.inner.embed(texts)).tolist()
+        return mapped
 
 
 def _paired(new: npt.ArrayLike, old: npt.ArrayLike) -> tuple[Matrix, Matrix]:

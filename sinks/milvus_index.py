@@ -62,7 +62,7 @@ from prometheus_client import Counter
 from pymilvus import MilvusClient, MilvusException
 from pymilvus.client.utils import SciPyHelper
 
-from slotwise.processors.drift_adapter import DriftAdapter
+from slotwise.processors.drift_adapter import AdaptedEmbedder, AdapterError, DriftAdapter
 from slotwise.processors.model import VectorRow
 from slotwise.processors.ports import Embedder
 from slotwise.sinks.exceptions import EmbeddingModelMismatch, VectorIndexError
@@ -129,16 +129,13 @@ class MilvusIndex:
     ) -> None:
         if flush_every < 1 or batch_size < 1:
             raise ValueError("flush_every and batch_size must be at least 1")
-        if adapter is not None and (
-            adapter.source_model != embedder.model_name
-            or adapter.source_dimension != embedder.dimension
-        ):
-            raise EmbeddingModelMismatch(
-                f"adapter {adapter.stamp} maps {adapter.source_model} "
-                f"({adapter.source_dimension}-d) queries, but the embedder is "
-                f"{embedder.model_name} ({embedder.dimension}-d)"
-            )
         self._adapter = adapter
+        try:
+            self._space_embedder = (
+                embedder if adapter is None else AdaptedEmbedder(embedder, adapter)
+            )
+        except AdapterError as exc:
+            raise EmbeddingModelMismatch(str(exc)) from exc
         self._uri = uri
         self._token = token or ""
         self._embedder = embedder
@@ -172,7 +169,12 @@ class MilvusIndex:
     @property
     def space(self) -> str:
         """The model whose vector space this index searches: the adapter's target, if any."""
-        return self._adapter.target_model if self._adapter else self._embedder.model_name
+        return self._space_embedder.model_name
+
+    @property
+    def space_embedder(self) -> Embedder:
+        """Vectors in that space: the embedder's, mapped through the adapter if there is one."""
+        return self._space_embedder
 
     @property
     def stamp(self) -> str:
@@ -399,39 +401,27 @@ class MilvusIndex:
             client,
             name,
             model=self.space,
-            dimension=self._space_dimension,
+            dimension=self._space_embedder.dimension,
             via=self._alias,
             querying=self._embedder.model_name,
         )
         client.load_collection(name, timeout=self._timeout_s)
         return name
 
-    @property
-    def _space_dimension(self) -> int:
-        return self._adapter.target_dimension if self._adapter else self._embedder.dimension
-
     def _create_sync(self, name: str) -> None:
         create_collection(
             self._require_client(),
             name,
             model=self.space,
-            dimension=self._space_dimension,
+            dimension=self._space_embedder.dimension,
             timeout_s=self._timeout_s,
         )
-
-    def _embed(self, texts: list[str]) -> list[list[float]]:
-        """Vectors in the searched space: the embedder's, mapped by the adapter if there is one."""
-        vectors = self._embedder.embed(texts)
-        if self._adapter is None:
-            return vectors
-        mapped: list[list[float]] = self._adapter.map(vectors).tolist()
-        return mapped
 
     def _embed_sync(self, rows: list[VectorRow]) -> list[list[float]]:
         vectors: list[list[float]] = []
         for first in range(0, len(rows), self._batch_size):
             batch = rows[first : first + self._batch_size]
-            vectors += self._embed([r.text for r in batch])
+            vectors += self._space_embedder.embed([r.text for r in batch])
         return vectors
 
     def _upsert_sync(self, collection: str, rows: list[tuple[VectorRow, list[float]]]) -> None:
@@ -463,7 +453,7 @@ class MilvusIndex:
         self, collection: str, subject_id: str, texts: list[str], limit: int
     ) -> tuple[list[list[float]], list[dict[str, Any]]]:
         """The texts' vectors (the query first) and the query's hits, with their vectors."""
-        vectors = self._embed(texts)
+        vectors = self._space_embedder.embed(texts)
         result = self._loaded(
             collection,
             lambda client: client.search(

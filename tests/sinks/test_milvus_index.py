@@ -32,6 +32,7 @@ from slotwise.processors.model import VectorRow
 from slotwise.processors.ports import Embedder
 from slotwise.sinks import milvus_index
 from slotwise.sinks.exceptions import EmbeddingModelMismatch, VectorIndexError
+from slotwise.sinks.milvus_erasure import MilvusErasure
 from slotwise.sinks.milvus_index import FOREIGN_RESULTS, MilvusIndex
 
 pytestmark = pytest.mark.milvus
@@ -221,6 +222,11 @@ def test_a_new_model_searches_the_old_collection_through_an_adapter_for_the_pair
 
     async def bridged(index: MilvusIndex) -> tuple[list[tuple[str, float]], list[str]]:
         hits = await index.nearest(sid, "porto lisbon tea", k=5, floor=-1.0)
+        # An erasure's text search goes through the same space: it finds the old rows.
+        erasure = MilvusErasure(milvus_uri, index.space_embedder, prefix=prefix)
+        found = await erasure.nearest_to_texts(sid, ["lisbon porto"], k=1)
+        await erasure.close()
+        assert list(found.values()) == [[("home", "lisbon porto")]]
         index.add([row("pet", sid, "dog cat")])
         await index.flush()
         client = MilvusClient(uri=milvus_uri)

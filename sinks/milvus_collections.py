@@ -27,6 +27,7 @@ __all__ = [
     "MODEL_PROPERTY",
     "TEXT_BYTES",
     "among",
+    "beyond",
     "check_model",
     "cold_collection_name",
     "collection_model",
@@ -78,6 +79,11 @@ def _literal(value: str) -> str:
 
 def of_subject(subject_id: str) -> str:
     return f"subject_id == {_literal(subject_id)}"
+
+
+def beyond(fact_id: str) -> str:
+    """Fact ids sorting after ``fact_id``: a resumable scan's cursor."""
+    return f"fact_id > {_literal(fact_id)}"
 
 
 def among(fact_ids: Iterable[str]) -> str:

@@ -78,6 +78,7 @@ from slotwise.sinks.milvus_collections import (
     of_subject,
     subject_collections,
 )
+from slotwise.sinks.milvus_shadow import DualWrite, Shadow
 
 __all__ = ["FOREIGN_RESULTS", "GRPC_OPTIONS", "MilvusIndex"]
 
@@ -126,10 +127,12 @@ class MilvusIndex:
         clock: Callable[[], datetime] = _utc_now,
         monotonic: Callable[[], float] = time.monotonic,
         adapter: DriftAdapter | None = None,
+        dual_write: DualWrite | None = None,
     ) -> None:
         if flush_every < 1 or batch_size < 1:
             raise ValueError("flush_every and batch_size must be at least 1")
         self._adapter = adapter
+        self._dual_write = dual_write
         try:
             self._space_embedder = (
                 embedder if adapter is None else AdaptedEmbedder(embedder, adapter)
@@ -254,12 +257,24 @@ class MilvusIndex:
         """Move facts of the subject to the cold tier (their vectors are kept); rows moved."""
         await self._write([r for r in self._pending.values() if r.fact_id in set(fact_ids)])
         source = await self._current_collection()
-        return await self._move(subject_id, fact_ids, source, self.cold_collection)
+        moved = await self._move(subject_id, fact_ids, source, self.cold_collection)
+        shadow = await self._shadow()
+        if shadow is not None and moved:
+            # The other collection of a migration keeps the hot tier's rows only.
+            where = f"{of_subject(subject_id)} and {among(r.fact_id for r in moved)}"
+            client = await self._connected()
+            await self._call(client.delete, shadow.collection, filter=where)
+        return len(moved)
 
     async def restore(self, subject_id: str, fact_ids: Sequence[str]) -> int:
         """Move archived facts of the subject back to the current collection; rows moved."""
         target = await self._current_collection()
-        return await self._move(subject_id, fact_ids, self.cold_collection, target)
+        moved = await self._move(subject_id, fact_ids, self.cold_collection, target)
+        if moved and await self._shadow() is not None:
+            # Written again through the buffer, so the migration's other collection has them.
+            self.add(moved)
+            await self.flush()
+        return len(moved)
 
     async def delete_subject(self, subject_id: str) -> int:
         """Delete the subject's rows from every model's collection, both tiers and the buffer."""
@@ -326,30 +341,51 @@ class MilvusIndex:
             self._collection = await self._call(self._setup_sync)
         return self._collection
 
+    async def _shadow(self) -> Shadow | None:
+        if self._dual_write is None:
+            return None
+        return await self._dual_write.shadow(await self._current_collection())
+
     async def _write(self, rows: list[VectorRow]) -> None:
         if not rows:
             return
+        shadow = await self._shadow()
         # Embedding is the slow part: done outside the lock, so a commit's
         # flush does not hold up every subject's search for its whole length.
-        vectors = await self._in_thread(self._embed_sync, rows)
+        vectors = await self._in_thread(self._embed_sync, self._space_embedder, rows)
+        twins = (
+            await self._in_thread(self._embed_sync, shadow.embedder, rows) if shadow else vectors
+        )
         async with self._lock:
             collection = await self._ready()
             # A row replaced (or erased) while it was being embedded is not
             # written: its newer version is written by whoever holds it, and a
             # late write of the old one would overwrite it.
             fresh = [
-                (row, vector)
-                for row, vector in zip(rows, vectors, strict=True)
+                (row, vector, twin)
+                for row, vector, twin in zip(rows, vectors, twins, strict=True)
                 if self._pending.get(row.fact_id) is row
             ]
             try:
-                await self._in_thread(self._upsert_sync, collection, fresh)
+                await self._in_thread(
+                    self._upsert_sync, collection, [(r, v) for r, v, _ in fresh], self.stamp
+                )
+                if shadow is not None:
+                    # After the own collection: a failure here keeps the rows buffered
+                    # and the retry writes both again (an upsert by fact id).
+                    await self._in_thread(
+                        self._upsert_sync,
+                        shadow.collection,
+                        [(r, t) for r, _, t in fresh],
+                        shadow.embedder.model_name,
+                        cadence=False,
+                    )
             except MilvusException as exc:
                 raise VectorIndexError(
                     f"writing {len(fresh)} rows to {collection} failed: {exc}",
                     pending=len(self._pending),
                 ) from exc
-            for row, _ in fresh:
+            for row, _, _ in fresh:
                 if self._pending.get(row.fact_id) is row:
                     del self._pending[row.fact_id]
 
@@ -417,16 +453,23 @@ class MilvusIndex:
             timeout_s=self._timeout_s,
         )
 
-    def _embed_sync(self, rows: list[VectorRow]) -> list[list[float]]:
+    def _embed_sync(self, embedder: Embedder, rows: list[VectorRow]) -> list[list[float]]:
         vectors: list[list[float]] = []
         for first in range(0, len(rows), self._batch_size):
             batch = rows[first : first + self._batch_size]
-            vectors += self._space_embedder.embed([r.text for r in batch])
+            vectors += embedder.embed([r.text for r in batch])
         return vectors
 
-    def _upsert_sync(self, collection: str, rows: list[tuple[VectorRow, list[float]]]) -> None:
+    def _upsert_sync(
+        self,
+        collection: str,
+        rows: list[tuple[VectorRow, list[float]]],
+        model: str,
+        *,
+        cadence: bool = True,
+    ) -> None:
+        """Upsert; ``cadence``: count the rows toward this index's Milvus flush cadence."""
         client = self._require_client()
-        model = self.stamp
         for first in range(0, len(rows), self._batch_size):
             batch = rows[first : first + self._batch_size]
             data = [
@@ -441,6 +484,8 @@ class MilvusIndex:
                 for r, vector in batch
             ]
             client.upsert(collection, data, timeout=self._timeout_s)
+            if not cadence:
+                continue
             self._unflushed += len(batch)
             now = self._monotonic()
             due = now - self._flushed_at >= self._min_flush_interval_s
@@ -500,17 +545,21 @@ class MilvusIndex:
 
     async def _move(
         self, subject_id: str, fact_ids: Sequence[str], source: str, target: str
-    ) -> int:
+    ) -> list[VectorRow]:
         if not fact_ids:
-            return 0
+            return []
         async with self._lock:
-            moved = await self._call(self._move_sync, subject_id, fact_ids, source, target)
-        return int(moved)
+            moved: list[VectorRow] = await self._call(
+                self._move_sync, subject_id, fact_ids, source, target
+            )
+        return moved
 
-    def _move_sync(self, subject_id: str, fact_ids: Sequence[str], source: str, target: str) -> int:
+    def _move_sync(
+        self, subject_id: str, fact_ids: Sequence[str], source: str, target: str
+    ) -> list[VectorRow]:
         client = self._require_client()
         if not client.has_collection(source):
-            return 0
+            return []
         if not client.has_collection(target):
             self._create_sync(target)
         where = f"{of_subject(subject_id)} and {among(fact_ids)}"
@@ -521,7 +570,7 @@ class MilvusIndex:
             ),
         )
         if not rows:
-            return 0
+            return []
         # Copy, make it durable, and only then delete: a crash in between
         # leaves the row in both tiers, never in neither.
         client.upsert(target, [dict(r) for r in rows], timeout=self._timeout_s)
@@ -529,4 +578,12 @@ class MilvusIndex:
         moved = f"{of_subject(subject_id)} and {among(r['fact_id'] for r in rows)}"
         client.delete(source, filter=moved, timeout=self._timeout_s)
         client.flush(source, timeout=self._timeout_s)
-        return len(rows)
+        return [
+            VectorRow(
+                fact_id=str(r["fact_id"]),
+                subject_id=str(r["subject_id"]),
+                text=str(r["text"]),
+                category=r.get("category"),
+            )
+            for r in rows
+        ]

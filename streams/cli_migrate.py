@@ -1,5 +1,7 @@
 """``slotwise migrate status`` and ``migrate adapter fit | validate | enable | disable``.
 
+The dual-index steps (``start``, ``backfill``, ...) are ``streams/cli_dual_index.py``.
+
 The query-time bridge of an embedding upgrade (DESIGN §7, Drift-Adapter):
 
 * ``adapter fit --kind procrustes|affine`` samples stored facts of the
@@ -23,21 +25,17 @@ Exit codes: 0 done, 1 refused or below the threshold (the message says why).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Annotated
 
 import typer
 from pymilvus import MilvusClient
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from slotwise.models.embedders import embedder_named
 from slotwise.processors.drift_adapter import KINDS, AdapterKind, DriftAdapter, fit_adapter
 from slotwise.processors.ports import Embedder
-from slotwise.sinks.milvus_collections import GRPC_OPTIONS
 from slotwise.sinks.redis_adapters import AdapterStore
 from slotwise.sinks.redis_store import RedisStore
+from slotwise.streams import cli_dual_index
 from slotwise.streams.adapter_fit import (
     Census,
     MigrationError,
@@ -47,8 +45,11 @@ from slotwise.streams.adapter_fit import (
     sample_pairs,
     stored_pairs,
 )
+from slotwise.streams.cli_migrate_io import milvus as _milvus
+from slotwise.streams.cli_migrate_io import out as _out
+from slotwise.streams.cli_migrate_io import progress as _progress
+from slotwise.streams.cli_migrate_io import refusals as _refusals
 from slotwise.streams.settings import Settings
-from slotwise.topics.exceptions import SlotwiseError
 
 __all__ = ["migrate_app"]
 
@@ -57,39 +58,20 @@ adapter_app = typer.Typer(
     name="adapter", help="The query-time adapter: new-model queries, old index."
 )
 migrate_app.add_typer(adapter_app, name="adapter")
-_out = Console()
-_err = Console(stderr=True)
-
-
-def _progress() -> Progress:
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=_err,
-        transient=True,
-    )
-
-
-def _milvus(settings: Settings) -> MilvusClient:
-    token = settings.milvus_token.get_secret_value() if settings.milvus_token else ""
-    return MilvusClient(uri=settings.milvus_uri, token=token, grpc_options=GRPC_OPTIONS)
+for _step in (
+    cli_dual_index.start,
+    cli_dual_index.backfill,
+    cli_dual_index.validate,
+    cli_dual_index.switch,
+    cli_dual_index.rollback,
+    cli_dual_index.finish,
+):
+    migrate_app.command(_step.__name__)(_step)
 
 
 def _adapters(settings: Settings) -> tuple[RedisStore, AdapterStore]:
     store = RedisStore.from_url(settings.redis_url, prefix=settings.redis_prefix)
     return store, AdapterStore(store, settings.redis_prefix)
-
-
-@contextmanager
-def _refusals() -> Iterator[None]:
-    """A refused step is a message and exit 1, not a traceback."""
-    try:
-        yield
-    except SlotwiseError as exc:
-        _err.print(f"[red]refused:[/] {exc}")
-        raise typer.Exit(1) from exc
 
 
 def _counted(client: MilvusClient, settings: Settings) -> Census:
@@ -287,7 +269,7 @@ def disable() -> None:
 
 @migrate_app.command("status")
 def status() -> None:
-    """The alias, its collection's model, every row's stamp, and the enabled adapter."""
+    """The alias, its collection's model, every row's stamp, the adapter, the migration."""
     settings = Settings()
     client = _milvus(settings)
     with _refusals():
@@ -303,7 +285,6 @@ def status() -> None:
                 await store.close()
 
         adapter, report = asyncio.run(run())
-    client.close()
     _out.print(f"{settings.milvus_alias} -> {counted.collection} ({counted.model})")
     for stamp, rows in sorted(counted.stamps.items()):
         mark = "" if stamp == counted.model or stamp not in counted.foreign() else "  (foreign)"
@@ -312,3 +293,6 @@ def status() -> None:
         _out.print("adapter: none enabled")
     else:
         _out.print(f"adapter: {adapter.stamp} enabled; validation {report or 'none'}")
+    with _refusals():
+        cli_dual_index.show(client, settings)
+    client.close()

@@ -78,7 +78,7 @@ def deployment(stack: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[Set
 
     async def forget() -> None:
         store = RedisStore.from_url(settings.redis_url, prefix=settings.redis_prefix)
-        keys = [k async for k in store.client.scan_iter(match=f"{namespace}:adapter:*")]
+        keys = [k async for k in store.client.scan_iter(match=f"{namespace}:*")]
         if keys:
             await store.client.delete(*keys)
         await store.close()

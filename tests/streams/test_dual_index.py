@@ -23,6 +23,7 @@ from pymilvus import MilvusClient
 
 from slotwise.processors.model import VectorRow
 from slotwise.processors.ports import Embedder
+from slotwise.sinks.milvus_erasure import MilvusErasure
 from slotwise.sinks.milvus_index import MilvusIndex
 from slotwise.sinks.redis_migration import MigrationStore
 from slotwise.sinks.redis_store import RedisStore
@@ -176,10 +177,24 @@ def test_start_makes_a_running_writer_dual_write_and_erasure_reach_both(
             assert np.allclose(new["during"]["vector"], expected, atol=1e-5)
             assert rows(settings, names["old"])["during"]["embedding_model"] == "test-hash-v1"
 
-            # Erasure goes through every collection of the prefix: the new one too.
-            assert await index.count_subject("user-1") > len(new)
-            await index.delete_subject("user-1")
-            assert await index.count_subject("user-1") == 0
+            # The other collection holds the hot tier only: archived out, restored in.
+            assert await index.archive("user-1", ["during"]) == 1
+            assert "during" not in rows(settings, names["new"])
+            assert await index.restore("user-1", ["during"]) == 1
+            assert rows(settings, names["new"])["during"]["text"] == "porto chess"
+
+            # The erasure path's Milvus side goes through every collection of the
+            # prefix: the migration's new one too, found by name at the erase.
+            erasure = MilvusErasure(
+                settings.milvus_uri, HashEmbedder(), prefix=settings.milvus_collection_prefix
+            )
+            try:
+                before = await erasure.count("user-1", None)
+                assert before[names["new"]] == len(new) and before[names["old"]] > len(new)
+                await erasure.delete("user-1", None)
+                assert sum((await erasure.count("user-1", None)).values()) == 0
+            finally:
+                await erasure.close()
             assert not rows(settings, names["new"])
         finally:
             await index.close()

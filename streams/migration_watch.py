@@ -15,6 +15,7 @@ model, through the adapter), which is reused.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 
@@ -56,7 +57,7 @@ class MigrationWatch:
         if other is None:
             return None
         collection, model = other
-        return Shadow(collection, self._embedder(migration, model))
+        return Shadow(collection, await self._embedder(migration, model))
 
     async def _current(self) -> Migration | None:
         now = self._monotonic()
@@ -65,10 +66,11 @@ class MigrationWatch:
             self._read_at = now
         return self._migration
 
-    def _embedder(self, migration: Migration, model: str) -> Embedder:
+    async def _embedder(self, migration: Migration, model: str) -> Embedder:
         if model not in self._embedders:
-            # Loaded on the first dual write, once per process.
-            embedder = self._resolve(migration.spec_of(model))
+            # Loaded on the first dual write, once per process, off the event loop:
+            # a model folder takes seconds to load.
+            embedder = await asyncio.to_thread(self._resolve, migration.spec_of(model))
             if embedder.model_name != model:
                 raise EmbeddingModelMismatch(
                     f"the migration records {migration.spec_of(model)!r} for {model}, "

@@ -31,7 +31,7 @@ from slotwise.streams import cli_dual_index
 from slotwise.streams.migration_watch import MigrationWatch
 from slotwise.streams.settings import Settings
 from tests.sinks.test_milvus_index import HashEmbedder, RotatedEmbedder
-from tests.streams.test_cli_migrate import FACTS, deployment, migrate
+from tests.streams.test_cli_migrate import FACTS, deployment, migrate, opens
 
 pytestmark = [pytest.mark.redis, pytest.mark.milvus]
 
@@ -137,18 +137,7 @@ def test_start_makes_a_running_writer_dual_write_and_erasure_reach_both(
 ) -> None:
     async def run() -> None:
         store = RedisStore.from_url(settings.redis_url, prefix=settings.redis_prefix)
-        index = MilvusIndex(
-            settings.milvus_uri,
-            HashEmbedder(),
-            alias=settings.milvus_alias,
-            prefix=settings.milvus_collection_prefix,
-            dual_write=MigrationWatch(
-                MigrationStore(store, settings.redis_prefix),
-                HashEmbedder(),
-                poll_s=POLL_S,
-                resolve=resolve,
-            ),
-        )
+        index = _watched_index(settings, store, HashEmbedder())
         try:
             await index.setup()
             index.add([VectorRow("before", "user-1", "lisbon tea", "misc")])
@@ -246,6 +235,58 @@ def test_backfill_validate_then_switch_and_rollback_are_atomic_for_readers(
     assert not client.has_collection(names["old"])
     client.close()
     assert "dropped  " + names["old"] in migrate("status").output
+
+
+def _watched_index(settings: Settings, store: RedisStore, embedder: Embedder) -> MilvusIndex:
+    return MilvusIndex(
+        settings.milvus_uri,
+        embedder,
+        alias=settings.milvus_alias,
+        prefix=settings.milvus_collection_prefix,
+        dual_write=MigrationWatch(
+            MigrationStore(store, settings.redis_prefix), embedder, poll_s=POLL_S, resolve=resolve
+        ),
+    )
+
+
+def test_after_the_switch_a_new_model_worker_opens_the_new_collection_and_writes_back(
+    settings: Settings,
+) -> None:
+    fitted = migrate("adapter", "fit", "--sample", str(FACTS))
+    version = re.search(r":procrustes:([0-9a-f]{12})", fitted.output)
+    assert version, fitted.output
+    assert migrate("adapter", "validate", version.group(1)).exit_code == 0
+    assert migrate("adapter", "enable", version.group(1)).exit_code == 0
+    assert migrate("start", "--to", "rotated", "--from", "hash").exit_code == 0
+    assert migrate("backfill").exit_code == 0
+    assert migrate("validate", "--sample", "100").exit_code == 0
+    names = migration(settings)
+    # Before the switch the new-model worker searches the old collection through the adapter.
+    assert opens(settings, RotatedEmbedder()) == names["old"]
+    assert migrate("switch").exit_code == 0
+    assert opens(settings, RotatedEmbedder()) == names["new"]  # its own space, no adapter
+    assert migrate("rollback").exit_code == 0
+    assert opens(settings, RotatedEmbedder()) == names["old"]
+    assert migrate("switch").exit_code == 0
+
+    async def write() -> None:
+        store = RedisStore.from_url(settings.redis_url, prefix=settings.redis_prefix)
+        index = _watched_index(settings, store, RotatedEmbedder())
+        try:
+            await index.setup()
+            assert index.collection == names["new"]
+            index.add([VectorRow("after", "user-3", "vegan tea", "misc")])
+            await index.flush()
+        finally:
+            await index.close()
+            await store.close()
+
+    asyncio.run(write())
+    # Written back into the old collection in the old model's space: a rollback loses nothing.
+    back = rows(settings, names["old"])["after"]
+    assert back["embedding_model"] == "test-hash-v1"
+    assert np.allclose(back["vector"], HashEmbedder().embed(["vegan tea"])[0], atol=1e-5)
+    assert rows(settings, names["new"])["after"]["embedding_model"] == "test-hash-v2"
 
 
 def test_validate_exits_non_zero_below_the_threshold(settings: Settings) -> None:

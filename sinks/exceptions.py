@@ -4,8 +4,9 @@
     ├── StoreError              Redis refused a command (script error, wrong key type)
     │   └── StoreUnavailable    Redis could not be reached or did not answer in time
     ├── CorruptRecord           a stored value no longer decodes; carries ``key``
-    └── VectorIndexError        Milvus failed a call; carries ``pending`` (rows still buffered)
-        └── EmbeddingModelMismatch  the alias points at a collection of another model
+    ├── VectorIndexError        Milvus failed a call; carries ``pending`` (rows still buffered)
+    │   └── EmbeddingModelMismatch  a collection of another model, and no adapter for the pair
+    └── AdapterNotFound         no stored drift adapter of that version
 
 A stale ``expected_version`` is not an error: ``RedisStore.apply`` returns it
 as an outcome, because recomputing is the normal answer to it.
@@ -16,6 +17,7 @@ from __future__ import annotations
 from slotwise.topics.exceptions import SlotwiseError
 
 __all__ = [
+    "AdapterNotFound",
     "CorruptRecord",
     "EmbeddingModelMismatch",
     "SinkError",
@@ -50,4 +52,8 @@ class VectorIndexError(SinkError):
 
 
 class EmbeddingModelMismatch(VectorIndexError):
+    pass
+
+
+class AdapterNotFound(SinkError):
     pass

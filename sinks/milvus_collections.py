@@ -27,8 +27,10 @@ __all__ = [
     "MODEL_PROPERTY",
     "TEXT_BYTES",
     "among",
+    "beyond",
     "check_model",
     "cold_collection_name",
+    "collection_model",
     "collection_name",
     "create_collection",
     "model_slug",
@@ -79,6 +81,11 @@ def of_subject(subject_id: str) -> str:
     return f"subject_id == {_literal(subject_id)}"
 
 
+def beyond(fact_id: str) -> str:
+    """Fact ids sorting after ``fact_id``: a resumable scan's cursor."""
+    return f"fact_id > {_literal(fact_id)}"
+
+
 def among(fact_ids: Iterable[str]) -> str:
     return f"fact_id in [{', '.join(_literal(f) for f in fact_ids)}]"
 
@@ -124,13 +131,36 @@ def create_collection(
     )
 
 
-def check_model(client: MilvusClient, name: str, *, model: str, dimension: int, via: str) -> None:
-    """Refuse a collection embedded by another model (``via``: how it was reached)."""
+def collection_model(client: MilvusClient, name: str) -> str | None:
+    """The model a collection is stamped with (None: created before stamps)."""
+    stamped = client.describe_collection(name).get("properties", {}).get(MODEL_PROPERTY)
+    return None if stamped is None else str(stamped)
+
+
+def check_model(
+    client: MilvusClient,
+    name: str,
+    *,
+    model: str,
+    dimension: int,
+    via: str,
+    querying: str | None = None,
+) -> None:
+    """Refuse a collection embedded by another model than ``model``, the searched space.
+
+    ``via``: how it was reached; ``querying``: the query embedder, when an
+    adapter maps its vectors into ``model``'s space.
+    """
     described = client.describe_collection(name)
     stamped = described.get("properties", {}).get(MODEL_PROPERTY)
     if stamped is not None and stamped != model:
+        source = querying or model
+        queries = source if source == model else f"{source} mapped into {model} by an adapter"
         raise EmbeddingModelMismatch(
-            f"{via} points at {name}, embedded with {stamped}, not {model}"
+            f"{via} points at {name}, embedded with {stamped}, but queries are embedded with "
+            f"{queries}: they would find near-random neighbours. Fit and enable an adapter "
+            f"{source} -> {stamped} (slotwise migrate adapter fit, validate, enable), or run "
+            "the embedder the collection was built with"
         )
     dims = [f["params"].get("dim") for f in described["fields"] if f["name"] == "vector"]
     if dims and int(dims[0]) != dimension:

@@ -13,6 +13,21 @@ The alias is resolved once, at ``setup()``: after an alias swap a worker still
 running the old model keeps writing its own model's collection instead of
 mixing two vector spaces in the new one.
 
+Searches are version-checked: ``setup()`` refuses a collection whose stamp is
+not the embedder's model, naming both — a new-model query against an
+old-model index returns near-random neighbours, silently — unless a drift
+adapter joining exactly that pair is given (``processors/drift_adapter.py``).
+Then every vector this index computes, queries and written rows alike, is
+embedded by the new model and mapped into the collection's space, and the
+rows it writes are stamped with the adapter's stamp
+(``new>old:kind:version``), not the old model's name: they are not the old
+model's vectors, and a migration must be able to tell.
+
+During a dual-index migration every write also goes to the pair's other
+collection, embedded by the other model (``milvus_shadow.py``): the index
+asks its ``DualWrite`` before each write, and archive and restore keep that
+collection's hot rows in step.
+
 Writes buffer: ``add()`` does no I/O, ``flush()`` embeds and upserts off the
 event loop and keeps the buffer if anything fails, so the worker's commit
 fails with it. Milvus Lite searches un-flushed rows by brute force over its
@@ -52,9 +67,10 @@ from prometheus_client import Counter
 from pymilvus import MilvusClient, MilvusException
 from pymilvus.client.utils import SciPyHelper
 
+from slotwise.processors.drift_adapter import AdaptedEmbedder, AdapterError, DriftAdapter
 from slotwise.processors.model import VectorRow
 from slotwise.processors.ports import Embedder
-from slotwise.sinks.exceptions import VectorIndexError
+from slotwise.sinks.exceptions import EmbeddingModelMismatch, VectorIndexError
 from slotwise.sinks.milvus_collections import (
     FIELDS,
     GRPC_OPTIONS,
@@ -67,6 +83,7 @@ from slotwise.sinks.milvus_collections import (
     of_subject,
     subject_collections,
 )
+from slotwise.sinks.milvus_shadow import DualWrite, Shadow
 
 __all__ = ["FOREIGN_RESULTS", "GRPC_OPTIONS", "MilvusIndex"]
 
@@ -114,9 +131,19 @@ class MilvusIndex:
         timeout_s: float = 10.0,
         clock: Callable[[], datetime] = _utc_now,
         monotonic: Callable[[], float] = time.monotonic,
+        adapter: DriftAdapter | None = None,
+        dual_write: DualWrite | None = None,
     ) -> None:
         if flush_every < 1 or batch_size < 1:
             raise ValueError("flush_every and batch_size must be at least 1")
+        self._adapter = adapter
+        self._dual_write = dual_write
+        try:
+            self._space_embedder = (
+                embedder if adapter is None else AdaptedEmbedder(embedder, adapter)
+            )
+        except AdapterError as exc:
+            raise EmbeddingModelMismatch(str(exc)) from exc
         self._uri = uri
         self._token = token or ""
         self._embedder = embedder
@@ -148,8 +175,23 @@ class MilvusIndex:
         return self._collection
 
     @property
+    def space(self) -> str:
+        """The model whose vector space this index searches: the adapter's target, if any."""
+        return self._space_embedder.model_name
+
+    @property
+    def space_embedder(self) -> Embedder:
+        """Vectors in that space: the embedder's, mapped through the adapter if there is one."""
+        return self._space_embedder
+
+    @property
+    def stamp(self) -> str:
+        """What the rows this index writes carry as ``embedding_model``."""
+        return self._adapter.stamp if self._adapter else self._embedder.model_name
+
+    @property
     def cold_collection(self) -> str:
-        return cold_collection_name(self._prefix, self._embedder.model_name)
+        return cold_collection_name(self._prefix, self.space)
 
     @property
     def pending(self) -> int:
@@ -220,12 +262,24 @@ class MilvusIndex:
         """Move facts of the subject to the cold tier (their vectors are kept); rows moved."""
         await self._write([r for r in self._pending.values() if r.fact_id in set(fact_ids)])
         source = await self._current_collection()
-        return await self._move(subject_id, fact_ids, source, self.cold_collection)
+        moved = await self._move(subject_id, fact_ids, source, self.cold_collection)
+        shadow = await self._shadow()
+        if shadow is not None and moved:
+            # The other collection of a migration keeps the hot tier's rows only.
+            where = f"{of_subject(subject_id)} and {among(r.fact_id for r in moved)}"
+            client = await self._connected()
+            await self._call(client.delete, shadow.collection, filter=where)
+        return len(moved)
 
     async def restore(self, subject_id: str, fact_ids: Sequence[str]) -> int:
         """Move archived facts of the subject back to the current collection; rows moved."""
         target = await self._current_collection()
-        return await self._move(subject_id, fact_ids, self.cold_collection, target)
+        moved = await self._move(subject_id, fact_ids, self.cold_collection, target)
+        if moved and await self._shadow() is not None:
+            # Written again through the buffer, so the migration's other collection has them.
+            self.add(moved)
+            await self.flush()
+        return len(moved)
 
     async def delete_subject(self, subject_id: str) -> int:
         """Delete the subject's rows from every model's collection, both tiers and the buffer."""
@@ -292,30 +346,51 @@ class MilvusIndex:
             self._collection = await self._call(self._setup_sync)
         return self._collection
 
+    async def _shadow(self) -> Shadow | None:
+        if self._dual_write is None:
+            return None
+        return await self._dual_write.shadow(await self._current_collection())
+
     async def _write(self, rows: list[VectorRow]) -> None:
         if not rows:
             return
+        shadow = await self._shadow()
         # Embedding is the slow part: done outside the lock, so a commit's
         # flush does not hold up every subject's search for its whole length.
-        vectors = await self._in_thread(self._embed_sync, rows)
+        vectors = await self._in_thread(self._embed_sync, self._space_embedder, rows)
+        twins = (
+            await self._in_thread(self._embed_sync, shadow.embedder, rows) if shadow else vectors
+        )
         async with self._lock:
             collection = await self._ready()
             # A row replaced (or erased) while it was being embedded is not
             # written: its newer version is written by whoever holds it, and a
             # late write of the old one would overwrite it.
             fresh = [
-                (row, vector)
-                for row, vector in zip(rows, vectors, strict=True)
+                (row, vector, twin)
+                for row, vector, twin in zip(rows, vectors, twins, strict=True)
                 if self._pending.get(row.fact_id) is row
             ]
             try:
-                await self._in_thread(self._upsert_sync, collection, fresh)
+                await self._in_thread(
+                    self._upsert_sync, collection, [(r, v) for r, v, _ in fresh], self.stamp
+                )
+                if shadow is not None:
+                    # After the own collection: a failure here keeps the rows buffered
+                    # and the retry writes both again (an upsert by fact id).
+                    await self._in_thread(
+                        self._upsert_sync,
+                        shadow.collection,
+                        [(r, t) for r, _, t in fresh],
+                        shadow.embedder.model_name,
+                        cadence=False,
+                    )
             except MilvusException as exc:
                 raise VectorIndexError(
                     f"writing {len(fresh)} rows to {collection} failed: {exc}",
                     pending=len(self._pending),
                 ) from exc
-            for row, _ in fresh:
+            for row, _, _ in fresh:
                 if self._pending.get(row.fact_id) is row:
                     del self._pending[row.fact_id]
 
@@ -351,7 +426,7 @@ class MilvusIndex:
         for attempt in range(_SETUP_ATTEMPTS):
             try:
                 if self._alias not in client.list_aliases().get("aliases", []):
-                    name = collection_name(self._prefix, self._embedder.model_name, self._clock())
+                    name = collection_name(self._prefix, self.space, self._clock())
                     if not client.has_collection(name):
                         self._create_sync(name)
                     client.create_alias(name, self._alias)
@@ -366,9 +441,10 @@ class MilvusIndex:
         check_model(
             client,
             name,
-            model=self._embedder.model_name,
-            dimension=self._embedder.dimension,
+            model=self.space,
+            dimension=self._space_embedder.dimension,
             via=self._alias,
+            querying=self._embedder.model_name,
         )
         client.load_collection(name, timeout=self._timeout_s)
         return name
@@ -377,21 +453,28 @@ class MilvusIndex:
         create_collection(
             self._require_client(),
             name,
-            model=self._embedder.model_name,
-            dimension=self._embedder.dimension,
+            model=self.space,
+            dimension=self._space_embedder.dimension,
             timeout_s=self._timeout_s,
         )
 
-    def _embed_sync(self, rows: list[VectorRow]) -> list[list[float]]:
+    def _embed_sync(self, embedder: Embedder, rows: list[VectorRow]) -> list[list[float]]:
         vectors: list[list[float]] = []
         for first in range(0, len(rows), self._batch_size):
             batch = rows[first : first + self._batch_size]
-            vectors += self._embedder.embed([r.text for r in batch])
+            vectors += embedder.embed([r.text for r in batch])
         return vectors
 
-    def _upsert_sync(self, collection: str, rows: list[tuple[VectorRow, list[float]]]) -> None:
+    def _upsert_sync(
+        self,
+        collection: str,
+        rows: list[tuple[VectorRow, list[float]]],
+        model: str,
+        *,
+        cadence: bool = True,
+    ) -> None:
+        """Upsert; ``cadence``: count the rows toward this index's Milvus flush cadence."""
         client = self._require_client()
-        model = self._embedder.model_name
         for first in range(0, len(rows), self._batch_size):
             batch = rows[first : first + self._batch_size]
             data = [
@@ -406,6 +489,8 @@ class MilvusIndex:
                 for r, vector in batch
             ]
             client.upsert(collection, data, timeout=self._timeout_s)
+            if not cadence:
+                continue
             self._unflushed += len(batch)
             now = self._monotonic()
             due = now - self._flushed_at >= self._min_flush_interval_s
@@ -418,7 +503,7 @@ class MilvusIndex:
         self, collection: str, subject_id: str, texts: list[str], limit: int
     ) -> tuple[list[list[float]], list[dict[str, Any]]]:
         """The texts' vectors (the query first) and the query's hits, with their vectors."""
-        vectors = self._embedder.embed(texts)
+        vectors = self._space_embedder.embed(texts)
         result = self._loaded(
             collection,
             lambda client: client.search(
@@ -465,17 +550,21 @@ class MilvusIndex:
 
     async def _move(
         self, subject_id: str, fact_ids: Sequence[str], source: str, target: str
-    ) -> int:
+    ) -> list[VectorRow]:
         if not fact_ids:
-            return 0
+            return []
         async with self._lock:
-            moved = await self._call(self._move_sync, subject_id, fact_ids, source, target)
-        return int(moved)
+            moved: list[VectorRow] = await self._call(
+                self._move_sync, subject_id, fact_ids, source, target
+            )
+        return moved
 
-    def _move_sync(self, subject_id: str, fact_ids: Sequence[str], source: str, target: str) -> int:
+    def _move_sync(
+        self, subject_id: str, fact_ids: Sequence[str], source: str, target: str
+    ) -> list[VectorRow]:
         client = self._require_client()
         if not client.has_collection(source):
-            return 0
+            return []
         if not client.has_collection(target):
             self._create_sync(target)
         where = f"{of_subject(subject_id)} and {among(fact_ids)}"
@@ -486,7 +575,7 @@ class MilvusIndex:
             ),
         )
         if not rows:
-            return 0
+            return []
         # Copy, make it durable, and only then delete: a crash in between
         # leaves the row in both tiers, never in neither.
         client.upsert(target, [dict(r) for r in rows], timeout=self._timeout_s)
@@ -494,4 +583,12 @@ class MilvusIndex:
         moved = f"{of_subject(subject_id)} and {among(r['fact_id'] for r in rows)}"
         client.delete(source, filter=moved, timeout=self._timeout_s)
         client.flush(source, timeout=self._timeout_s)
-        return len(rows)
+        return [
+            VectorRow(
+                fact_id=str(r["fact_id"]),
+                subject_id=str(r["subject_id"]),
+                text=str(r["text"]),
+                category=r.get("category"),
+            )
+            for r in rows
+        ]

@@ -29,6 +29,7 @@ from slotwise.streams.health import Health, HealthServer
 from slotwise.streams.kafka_clients import worker_consumer, worker_publisher
 from slotwise.streams.settings import Settings
 from slotwise.streams.timed import TimedMatcher, TimedSearch
+from slotwise.streams.vector_space import open_fact_index
 from slotwise.streams.worker import Worker, WorkerConfig
 from slotwise.streams.write_path import WritePath
 from slotwise.topics.catalogue import Catalogue
@@ -85,14 +86,7 @@ async def open_services(settings: Settings, stack: AsyncExitStack) -> Services:
     stack.push_async_callback(store.close)
     background = open_background(settings, store)
     embedder = embedder_named(settings.embedder)
-    index = MilvusIndex(
-        settings.milvus_uri,
-        embedder,
-        token=settings.milvus_token.get_secret_value() if settings.milvus_token else None,
-        alias=settings.milvus_alias,
-        prefix=settings.milvus_collection_prefix,
-        flush_every=settings.milvus_flush_every,
-    )
+    index = await open_fact_index(settings, store, embedder)
     stack.push_async_callback(index.close)
     await index.setup()
     # The classifier's threshold is calibrated on MiniLM: another model runs the rules alone.

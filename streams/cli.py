@@ -8,6 +8,7 @@ from slotwise.streams.cli_consolidate import consolidate, reslot
 from slotwise.streams.cli_erase import erase, erasures_app
 from slotwise.streams.cli_eval import evaluate
 from slotwise.streams.cli_forget import calibrate, forget, restore
+from slotwise.streams.cli_migrate import migrate_app
 from slotwise.streams.cli_read import facts, produce, tail, wait
 from slotwise.streams.cli_review import review_app
 from slotwise.streams.cli_run import demo, worker
@@ -25,6 +26,7 @@ app.add_typer(stack_app, name="stack")
 app.add_typer(topics_app, name="topics")
 app.add_typer(erasures_app, name="erasures")
 app.add_typer(review_app, name="review")
+app.add_typer(migrate_app, name="migrate")
 for command in (demo, worker, facts, tail, produce, wait, serve, forget, restore, calibrate):
     app.command()(command)
 app.command("eval")(evaluate)

@@ -16,6 +16,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 from rich.console import Console
 from rich.table import Table
 
+from slotwise.sinks.exceptions import EmbeddingModelMismatch
 from slotwise.sinks.kafka_publisher import idempotent_producer
 from slotwise.sinks.redis_store import RedisStore
 from slotwise.streams.cli_read import facts_table
@@ -63,7 +64,12 @@ def worker(
 
     # uvloop: the worker is a loop of small socket round trips (Redis, Milvus, the
     # model); its event loop costs less per trip than asyncio's.
-    uvloop.run(main())
+    try:
+        uvloop.run(main())
+    except EmbeddingModelMismatch as exc:
+        # A deployment error with its remedy in the message, not a crash: one line, exit 1.
+        logging.getLogger("slotwise.streams.worker").error("refused to start: %s", exc)
+        raise typer.Exit(1) from None
 
 
 def demo(

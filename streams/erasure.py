@@ -332,7 +332,9 @@ def open_erasure(
     """The worker's erase handler, on the deployment's stores (closed with ``stack``)."""
     vectors = MilvusErasure(
         settings.milvus_uri,
-        embedder,
+        # The index's space: with an adapter, the erased texts are searched in the
+        # old collection as the index searches it.
+        index.space_embedder,
         token=settings.milvus_token.get_secret_value() if settings.milvus_token else None,
         prefix=settings.milvus_collection_prefix,
     )

@@ -48,6 +48,7 @@ from slotwise.topics.records import (
 )
 
 if TYPE_CHECKING:
+    from slotwise.processors.ports import Embedder
     from slotwise.sinks.milvus_index import MilvusIndex
 
 __all__ = [
@@ -169,7 +170,11 @@ class Reads:
         stack.push_async_callback(close_index)
 
         async def vectors() -> Nearest:
-            index = await asyncio.to_thread(_index, settings)
+            # Imported only now (numpy, pymilvus, the model), off the event loop.
+            from slotwise.streams.vector_space import open_fact_index  # noqa: PLC0415
+
+            embedder = await asyncio.to_thread(_embedder, settings)
+            index = await open_fact_index(settings, store, embedder)
             holder.append(index)
             return index
 
@@ -316,15 +321,8 @@ class Reads:
             raise ReadUnavailable(f"kafka: {exc}", service="kafka") from exc
 
 
-def _index(settings: Settings) -> MilvusIndex:
-    """The deployment's index with the worker's embedder, imported only now (numpy, pymilvus)."""
+def _embedder(settings: Settings) -> Embedder:
+    """The worker's embedder, imported only now."""
     from slotwise.models.embedders import embedder_named  # noqa: PLC0415 - kept off import
-    from slotwise.sinks.milvus_index import MilvusIndex  # noqa: PLC0415
 
-    return MilvusIndex(
-        settings.milvus_uri,
-        embedder_named(settings.embedder),
-        token=settings.milvus_token.get_secret_value() if settings.milvus_token else None,
-        alias=settings.milvus_alias,
-        prefix=settings.milvus_collection_prefix,
-    )
+    return embedder_named(settings.embedder)

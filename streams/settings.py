@@ -91,6 +91,8 @@ class Settings(BaseSettings):
     # packaged v1. A version that adds attributes is re-slotted with `slotwise reslot`.
     vocabulary: Path | None = None
     milvus_flush_every: int = Field(250, ge=1)
+    # How often a process re-reads the migration record (dual-writing on or off).
+    migration_poll_s: float = Field(5.0, gt=0)
 
     # models
     anthropic_api_key: SecretStr | None = None

@@ -7,6 +7,7 @@ import json
 import time
 from collections.abc import Iterator, Sequence
 from importlib.machinery import ModuleSpec
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -17,6 +18,7 @@ from pydantic import SecretStr
 from slotwise.models.embedders import (
     MINILM_PACKAGE,
     CachedEmbedder,
+    FolderEmbedder,
     MiniLMEmbedder,
     OpenAICompatibleEmbedder,
     embedder_named,
@@ -72,6 +74,26 @@ def test_a_text_embeds_the_same_alone_or_in_a_padded_batch(minilm: MiniLMEmbedde
     np.testing.assert_allclose(alone, within, atol=1e-4)
 
 
+def test_rows_come_back_in_the_order_asked_whatever_the_lengths(minilm: MiniLMEmbedder) -> None:
+    # Batches are embedded in length order (less padding) and put back.
+    texts = ["User has lived in Lisbon since 2019 and works remotely.", "Hi.", "User is vegan."]
+    together = np.asarray(minilm.embed(texts))
+    for text, row in zip(texts, together, strict=True):
+        np.testing.assert_allclose(np.asarray(minilm.embed([text]))[0], row, atol=1e-4)
+
+
+def test_any_sentence_transformers_folder_loads_by_path_named_after_it(
+    minilm: MiniLMEmbedder, tmp_path: Path
+) -> None:
+    folder = tmp_path / "all-MiniLM-L6-v2-copy"
+    folder.symlink_to(minilm_model_dir(), target_is_directory=True)
+    by_path = embedder_named(f"st:{folder}")
+    assert (by_path.model_name, by_path.dimension) == ("all-MiniLM-L6-v2-copy", 384)
+    np.testing.assert_allclose(by_path.embed(["User is vegan."]), minilm.embed(["User is vegan."]))
+    with pytest.raises(EmbedderUnavailable, match="cannot load"):
+        FolderEmbedder(tmp_path / "missing")
+
+
 def test_cosines_that_place_the_vector_floor(minilm: MiniLMEmbedder) -> None:
     scores = {(a, b): cosine(minilm, a, b) for a, b, _ in PAIRS}
     for (a, b, kind), score in zip(PAIRS, scores.values(), strict=True):
@@ -105,7 +127,7 @@ def test_factory() -> None:
     api = embedder_named("openai:text-embedding-3-small", api_key=SecretStr("k"))
     assert (api.model_name, api.dimension) == ("text-embedding-3-small", 1536)
     assert embedder_named("openai:e5-large:1024", api_key=SecretStr("k")).dimension == 1024
-    for setting in ("bert", "openai:mystery-model", "minilm:v3"):
+    for setting in ("bert", "openai:mystery-model", "minilm:v3", "st:"):
         with pytest.raises(EmbedderMisconfigured):
             embedder_named(setting, api_key=SecretStr("k"))
     with pytest.raises(EmbedderMisconfigured, match="API key"):
@@ -193,6 +215,20 @@ def test_a_cached_vector_is_the_one_first_returned_to_the_bit() -> None:
     # Kept as float32 (a seventh of the memory of Python floats): a miss and
     # a hit must still agree, or a ranking would depend on the cache.
     assert first == again == [[np.float32(1 / 3).item(), np.float32(2 / 3).item()]]
+
+
+def test_the_cache_is_keyed_by_model_version() -> None:
+    # An embedder whose model changes behind the cache (reloaded weights, a new
+    # version) must not be served the old model's vectors: another space.
+    inner = _Counting()
+    cached = CachedEmbedder(inner)
+    cached.embed(["User works at Stripe."])
+    inner.model_name = "counting-v2"
+    cached.embed(["User works at Stripe."])
+    assert inner.seen == ["User works at Stripe."] * 2
+    assert cached.model_name == "counting-v2"
+    assert cached.holding(["User works at Stripe."]) == 2
+    assert cached.forget(["User works at Stripe."]) == 2  # an erasure evicts every model's
 
 
 def test_an_erasure_evicts_its_texts_from_the_cache() -> None:

@@ -21,15 +21,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
 
+import numpy as np
 import pytest
 from pymilvus import MilvusClient
 from pymilvus.client.utils import SciPyHelper
 
 from slotwise.models.embedders import MiniLMEmbedder
+from slotwise.processors.drift_adapter import DriftAdapter, fit_procrustes
 from slotwise.processors.model import VectorRow
 from slotwise.processors.ports import Embedder
 from slotwise.sinks import milvus_index
 from slotwise.sinks.exceptions import EmbeddingModelMismatch, VectorIndexError
+from slotwise.sinks.milvus_erasure import MilvusErasure
 from slotwise.sinks.milvus_index import FOREIGN_RESULTS, MilvusIndex
 
 pytestmark = pytest.mark.milvus
@@ -163,11 +166,97 @@ def test_setup_refuses_a_collection_of_another_model(milvus_uri: str, prefix: st
         return None
 
     run(index_of(milvus_uri, prefix), nothing)
-    with pytest.raises(EmbeddingModelMismatch, match="test-hash-v1"):
+    # The refusal names both models and the way out.
+    with pytest.raises(EmbeddingModelMismatch, match=r"test-hash-v1.*test-hash-v2.*adapter"):
         run(index_of(milvus_uri, prefix, HashEmbedder("test-hash-v2")), nothing)
     with pytest.raises(EmbeddingModelMismatch, match="32-d"):
         other_dim = HashEmbedder(dimension=16)
         run(index_of(milvus_uri, prefix, other_dim), nothing)
+
+
+class RotatedEmbedder:
+    """Another "model": the hash embedder's vectors turned into a larger space, seeded."""
+
+    def __init__(self, model_name: str = "test-hash-v2", dimension: int = 48) -> None:
+        self.model_name = model_name
+        self._inner = HashEmbedder()
+        q, _ = np.linalg.qr(np.random.default_rng(14).normal(size=(dimension, dimension)))
+        self._basis = q[: self._inner.dimension]
+
+    @property
+    def dimension(self) -> int:
+        return int(self._basis.shape[1])
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        rows: list[list[float]] = (np.asarray(self._inner.embed(texts)) @ self._basis).tolist()
+        return rows
+
+
+WORDS = "lisbon porto berlin stripe datadog vegan dog cat piano spanish tea chess".split()
+
+
+def adapter_between(old: Embedder, new: Embedder) -> DriftAdapter:
+    """A Procrustes adapter new → old, fitted on pairs of a few hundred texts."""
+    rng = np.random.default_rng(3)
+    texts = [" ".join(rng.choice(WORDS, 3)) for _ in range(300)]
+    return fit_procrustes(
+        new.embed(texts),
+        old.embed(texts),
+        source_model=new.model_name,
+        target_model=old.model_name,
+    )
+
+
+def test_a_new_model_searches_the_old_collection_through_an_adapter_for_the_pair(
+    milvus_uri: str, prefix: str
+) -> None:
+    sid = f"user-{uuid.uuid4()}"
+    old, new = HashEmbedder(), RotatedEmbedder()
+    adapter = adapter_between(old, new)
+    facts = [row("home", sid, "lisbon porto"), row("job", sid, "stripe datadog")]
+
+    async def before(index: MilvusIndex) -> list[tuple[str, float]]:
+        index.add(facts)
+        await index.flush()
+        return await index.nearest(sid, "porto lisbon tea", k=5, floor=-1.0)
+
+    async def bridged(index: MilvusIndex) -> tuple[list[tuple[str, float]], list[str]]:
+        hits = await index.nearest(sid, "porto lisbon tea", k=5, floor=-1.0)
+        # An erasure's text search goes through the same space: it finds the old rows.
+        erasure = MilvusErasure(milvus_uri, index.space_embedder, prefix=prefix)
+        found = await erasure.nearest_to_texts(sid, ["lisbon porto"], k=1)
+        await erasure.close()
+        assert list(found.values()) == [[("home", "lisbon porto")]]
+        index.add([row("pet", sid, "dog cat")])
+        await index.flush()
+        client = MilvusClient(uri=milvus_uri)
+        stamps = client.query(
+            index.collection or "",
+            filter=f'subject_id == "{sid}"',
+            output_fields=["fact_id", "embedding_model"],
+        )
+        client.close()
+        return hits, sorted(f"{r['fact_id']}={r['embedding_model']}" for r in stamps)
+
+    old_hits = run(index_of(milvus_uri, prefix, old), before)
+    hits, stamps = run(index_of(milvus_uri, prefix, new, adapter=adapter), bridged)
+    assert [f for f, _ in hits] == [f for f, _ in old_hits] == ["home", "job"]
+    assert [s for _, s in hits] == pytest.approx([s for _, s in old_hits], abs=1e-3)
+    # A row written through the adapter says so: it is not the old model's vector.
+    assert stamps == ["home=test-hash-v1", "job=test-hash-v1", f"pet={adapter.stamp}"]
+
+
+def test_an_adapter_for_another_pair_is_refused(milvus_uri: str, prefix: str) -> None:
+    async def nothing(index: MilvusIndex) -> None:
+        return None
+
+    old, new = HashEmbedder(), RotatedEmbedder()
+    run(index_of(milvus_uri, prefix, old), nothing)
+    elsewhere = adapter_between(HashEmbedder("test-hash-v0"), new)
+    with pytest.raises(EmbeddingModelMismatch, match=r"test-hash-v1.*mapped into test-hash-v0"):
+        run(index_of(milvus_uri, prefix, new, adapter=elsewhere), nothing)
+    with pytest.raises(EmbeddingModelMismatch, match="the embedder is test-hash-v1"):
+        index_of(milvus_uri, prefix, old, adapter=adapter_between(old, new))
 
 
 def test_flush_upserts_buffered_rows_idempotently_by_fact_id(milvus_uri: str, prefix: str) -> None:

@@ -39,12 +39,11 @@ from pathlib import Path
 from typing import Any
 
 from slotwise.loadtest.fake_anthropic import Reply, ToolUse
-from slotwise.loadtest.measure import latencies
 from slotwise.loadtest.producer import publish
 from slotwise.loadtest.responders import bench as bench_responder
 from slotwise.loadtest.results import Figure, print_summary
-from slotwise.loadtest.runner import Bench, BenchError, WatermarkListener
-from slotwise.loadtest.scenarios import Follower, Options, RunResult, workload
+from slotwise.loadtest.runner import Bench, BenchError
+from slotwise.loadtest.scenarios import Follower, Options, RunResult, paced_window
 from slotwise.sinks.redis_store import RedisStore
 from slotwise.streams.settings import Settings
 from slotwise.topics.records import CandidateFact
@@ -112,8 +111,8 @@ def consolidation(options: Options) -> RunResult:
                 progress=options.progress)  # fmt: skip
         Follower(lambda: bench.committed_count(topic), [worker]).until(len(records), 900)
         # A warm-up run first, discarded: the measured runs start from the same quiet state.
-        _paced(bench, options, rate, min(duration, 10.0), worker)
-        alone = _paced(bench, options, rate, duration, worker)
+        paced_window(bench, options, rate, min(duration, 10.0), worker)
+        alone = paced_window(bench, options, rate, duration, worker)
         passing, report, seconds = _with_pass(
             bench, options, env, subjects=subjects, rate=rate, duration=duration, worker=worker
         )
@@ -134,26 +133,6 @@ def consolidation(options: Options) -> RunResult:
     return RunResult(figures, {"pass": report})
 
 
-def _paced(bench: Bench, options: Options, rate: float, duration: float, worker: Any) -> Any:
-    count = max(1, round(rate * duration))
-    writes = workload(options, count, 1_000)
-    marks = WatermarkListener(options.settings.redis_url, bench.redis_prefix).start()
-    try:
-        report = publish(
-            (w.observation() for w in writes),
-            options.settings.kafka_bootstrap,
-            bench.catalogue.observations,
-            rate=rate,
-            total=count,
-            progress=False,
-        )
-        subjects = sorted({w.subject_id for w in writes})
-        Follower(lambda: bench.applied_observations(subjects), [worker]).until(count, 300)
-    finally:
-        marks.stop()
-    return latencies(report.produced_at, marks.seen)
-
-
 def _with_pass(
     bench: Bench,
     options: Options,
@@ -171,7 +150,7 @@ def _with_pass(
     started = time.monotonic()
     with (bench.workdir / f"{bench.group_id}-pass.log").open("wb") as log:
         child = subprocess.Popen(argv, env=child_env, stdout=subprocess.PIPE, stderr=log)
-        measured = _paced(bench, options, rate, duration, worker)
+        measured = paced_window(bench, options, rate, duration, worker)
         out, _ = child.communicate(timeout=1_800)
     seconds = time.monotonic() - started
     if child.returncode != 0:

@@ -37,13 +37,14 @@ from typing import Any
 
 from slotwise.loadtest.baseline import measure_ceiling
 from slotwise.loadtest.generator import WorkloadConfig, Write, generate
-from slotwise.loadtest.measure import overall_rate, slope, sustained_rate
+from slotwise.loadtest.measure import Latencies, latencies, overall_rate, slope, sustained_rate
 from slotwise.loadtest.producer import Publishable, publish
 from slotwise.loadtest.results import Figure, percentile
 from slotwise.loadtest.runner import (
     Bench,
     BenchError,
     RssSampler,
+    WatermarkListener,
     WorkerProcess,
     cpu_seconds,
     metric_total,
@@ -62,6 +63,7 @@ __all__ = [
     "RunResult",
     "cascade",
     "exact",
+    "paced_window",
     "preload",
     "profiled",
     "soak",
@@ -167,6 +169,33 @@ class Follower:
                 tails = "\n".join(w.log_tail(20) for w in self._workers)
                 raise BenchError(f"progress {done} of {level} after {deadline_s:.0f} s:\n{tails}")
             time.sleep(self._every_s)
+
+
+def paced_window(
+    bench: Bench, options: Options, rate: float, duration: float, worker: WorkerProcess
+) -> Latencies:
+    """The nominal load on a running worker for ``duration`` s: produce → applied latencies.
+
+    For a scenario that measures the write path beside something else (a background
+    job, a migration): fresh subjects each window, so windows do not share state.
+    """
+    count = max(1, round(rate * duration))
+    writes = workload(options, count, 1_000)
+    marks = WatermarkListener(options.settings.redis_url, bench.redis_prefix).start()
+    try:
+        report = publish(
+            (w.observation() for w in writes),
+            options.settings.kafka_bootstrap,
+            bench.catalogue.observations,
+            rate=rate,
+            total=count,
+            progress=False,
+        )
+        subjects = sorted({w.subject_id for w in writes})
+        Follower(lambda: bench.applied_observations(subjects), [worker]).until(count, 300)
+    finally:
+        marks.stop()
+    return latencies(report.produced_at, marks.seen)
 
 
 @contextmanager

@@ -54,6 +54,11 @@ class Settings(BaseSettings):
     milvus_token: SecretStr | None = None
     data_dir: Path = Field(default_factory=default_data_dir)
     redis_prefix: str = "sw"
+    # Replicas that must hold a commit's Redis writes before its Kafka transaction commits
+    # (WAIT, sinks/redis_replicas.py): 0 locally, 1 in deploy/. A WAIT that times out holds
+    # the commit and tries again.
+    redis_min_replicas: int = Field(0, ge=0)
+    redis_wait_timeout_ms: int = Field(1000, ge=1)
     milvus_alias: str = "facts_current"
     milvus_collection_prefix: str = "facts"
 

@@ -124,14 +124,19 @@ class MilvusTiers:
         """Current facts' rows found in the cold tier back to the hot one; every other
         fact's row (archived, or retired: superseded, history) to the cold tier. Facts of
         another subject are left where they are."""
-        own = [f for f in facts if f.subject_id == subject_id]
-        archived = [f for f in own if f.status != "current"]
-        current = [f for f in own if f.status == "current"]
+        return await self.settle_many([f for f in facts if f.subject_id == subject_id])
+
+    async def settle_many(self, facts: Sequence[Fact]) -> TierMoves:
+        """:meth:`settle` for facts of any number of subjects, in one pass over the tiers
+        (a rebuild's batch)."""
+        archived = [f for f in facts if f.status != "current"]
+        current = [f for f in facts if f.status == "current"]
         if not archived and not current:
             return TierMoves()
-        if archived:
+        for subject_id in {f.subject_id for f in archived}:
             # A row still buffered for the hot tier would land there after the move.
-            await self._index.discard(subject_id, {f.fact_id for f in archived})
+            ids = {f.fact_id for f in archived if f.subject_id == subject_id}
+            await self._index.discard(subject_id, ids)
         hot = await self._hot()
         async with self._lock:
             return await self._call(self._settle_sync, hot, archived, current)

@@ -29,6 +29,7 @@ from slotwise.streams.failures import classify
 from slotwise.streams.forgetting import open_forgetting
 from slotwise.streams.health import Health, HealthServer
 from slotwise.streams.kafka_clients import worker_consumer, worker_publisher
+from slotwise.streams.redis_open import open_store
 from slotwise.streams.settings import Settings
 from slotwise.streams.timed import TimedMatcher, TimedSearch
 from slotwise.streams.worker import Worker, WorkerConfig
@@ -89,7 +90,7 @@ def _models(
 
 async def open_services(settings: Settings, stack: AsyncExitStack) -> Services:
     schema = AttributeSchema.load(settings.vocabulary)
-    store = RedisStore.from_url(settings.redis_url, prefix=settings.redis_prefix)
+    store = open_store(settings)
     stack.push_async_callback(store.close)
     background = open_background(settings, store)
     embedder = embedder_named(settings.embedder)

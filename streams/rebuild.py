@@ -36,6 +36,7 @@ from slotwise.sinks.milvus_index import MilvusIndex
 from slotwise.sinks.milvus_tiers import MilvusTiers
 from slotwise.sinks.redis_rebuild import RedisRebuild
 from slotwise.sinks.redis_store import RedisStore
+from slotwise.streams.redis_open import open_store
 from slotwise.streams.settings import Settings
 from slotwise.topics.codec import decode_record
 from slotwise.topics.exceptions import SlotwiseError
@@ -159,7 +160,7 @@ class RebuildStores:
 async def open_rebuild_stores(settings: Settings, stack: AsyncExitStack) -> RebuildStores:
     """The deployment's stores as a rebuild (and its verification) writes and reads them."""
     token = settings.milvus_token.get_secret_value() if settings.milvus_token else None
-    store = RedisStore.from_url(settings.redis_url, prefix=settings.redis_prefix)
+    store = open_store(settings)
     stack.push_async_callback(store.close)
     embedder = embedder_named(settings.embedder)
     index = MilvusIndex(
@@ -280,9 +281,9 @@ class Rebuild:
                 vector_row(f) for f in facts.values() if f is not None and f.status == "current"
             )
         await index.flush()
+        kept = [f for facts in by_subject.values() for f in facts.values() if f is not None]
+        await self._stores.tiers.settle_many(kept)
         for subject, facts in by_subject.items():
-            kept = [f for f in facts.values() if f is not None]
-            await self._stores.tiers.settle(subject, kept)
             erased = [fact_id for fact_id, f in facts.items() if f is None]
             if erased:
                 await self._stores.erasure.delete(subject, erased)

@@ -21,7 +21,9 @@ import redis
 
 from slotwise.streams.testing import ChildProcess, ProcessError, service_port
 
-__all__ = ["RedisNode", "ReplicatedRedis"]
+__all__ = ["MASTER_NAME", "RedisNode", "ReplicatedRedis", "SentinelNode"]
+
+MASTER_NAME = "slotwise"  # what deploy/compose's Sentinels monitor, and the settings' default
 
 
 class RedisNode(ChildProcess):
@@ -75,18 +77,80 @@ class RedisNode(ChildProcess):
         raise ProcessError(f"{self.name} not ready in {timeout:.0f} s:\n{self.log_tail()}")
 
 
-class ReplicatedRedis:
-    """A primary and ``replicas`` replicas under ``root``; a context manager that stops them."""
+class SentinelNode(ChildProcess):
+    """``redis-server --sentinel`` watching ``primary_port`` (quorum 2, down after 1 s)."""
 
-    def __init__(self, root: Path, *, replicas: int = 1) -> None:
+    def __init__(self, root: Path, port: int, *, primary_port: int) -> None:
+        self.port = port
+        self.dir = root / f"sentinel-{port}"
+        self.dir.mkdir(parents=True, exist_ok=True)
+        config = self.dir / "sentinel.conf"  # Sentinel rewrites its own file
+        config.write_text(
+            f"port {port}\nbind 127.0.0.1\ndir {self.dir}\n"
+            f"sentinel monitor {MASTER_NAME} 127.0.0.1 {primary_port} 2\n"
+            f"sentinel down-after-milliseconds {MASTER_NAME} 1000\n"
+            f"sentinel failover-timeout {MASTER_NAME} 5000\n"
+            f"sentinel parallel-syncs {MASTER_NAME} 1\n"
+        )
+        server = shutil.which("redis-server")
+        if server is None:
+            raise ProcessError("redis-server is not installed (apt-get install -y redis-server)")
+        super().__init__([server, str(config), "--sentinel"], self.dir / "sentinel.log")
+        self.name = f"sentinel {port}"
+
+    def primary(self) -> int | None:
+        """The port of the primary this Sentinel names now (None while it cannot say)."""
+        client = redis.Redis(port=self.port, socket_connect_timeout=1, socket_timeout=2)
+        try:
+            found = client.sentinel_get_master_addr_by_name(MASTER_NAME)
+            return int(found[1]) if isinstance(found, tuple) else None
+        except redis.RedisError:
+            return None
+        finally:
+            client.close()
+
+    def wait_ready(self, timeout: float = 20.0) -> None:
+        deadline = time.monotonic() + timeout
+        while self.primary() is None:
+            self.check_alive()
+            if time.monotonic() > deadline:
+                raise ProcessError(f"{self.name} not ready in {timeout:.0f} s:\n{self.log_tail()}")
+            time.sleep(0.1)
+
+
+class ReplicatedRedis:
+    """A primary, ``replicas`` replicas and ``sentinels`` Sentinels under ``root``; a context
+    manager that stops them."""
+
+    def __init__(self, root: Path, *, replicas: int = 1, sentinels: int = 0) -> None:
         self.primary = RedisNode(root, service_port())
         self.replicas = [
             RedisNode(root, service_port(), primary_port=self.primary.port) for _ in range(replicas)
         ]
+        self.sentinels = [
+            SentinelNode(root, service_port(), primary_port=self.primary.port)
+            for _ in range(sentinels)
+        ]
 
     @property
-    def nodes(self) -> list[RedisNode]:
-        return [self.primary, *self.replicas]
+    def nodes(self) -> list[RedisNode | SentinelNode]:
+        return [self.primary, *self.replicas, *self.sentinels]
+
+    @property
+    def sentinel_addresses(self) -> str:
+        """What ``SLOTWISE_REDIS_SENTINELS`` names them by."""
+        return ",".join(f"127.0.0.1:{s.port}" for s in self.sentinels)
+
+    def wait_failover(self, timeout: float = 60.0) -> RedisNode:
+        """Until every Sentinel names a primary other than the first one; that node."""
+        deadline = time.monotonic() + timeout
+        while True:
+            named = {s.primary() for s in self.sentinels}
+            if len(named) == 1 and None not in named and self.primary.port not in named:
+                return next(n for n in self.replicas if n.port in named)
+            if time.monotonic() > deadline:
+                raise ProcessError(f"no failover in {timeout:.0f} s: Sentinels name {named}")
+            time.sleep(0.2)
 
     def start(self) -> Self:
         try:
@@ -99,9 +163,10 @@ class ReplicatedRedis:
         return self
 
     def stop(self) -> None:
-        for node in self.nodes:
+        for node in reversed(self.nodes):  # the Sentinels first: no failover while stopping
             if node.alive():
-                node.resume()  # a stopped process would not act on SIGTERM
+                if isinstance(node, RedisNode):
+                    node.resume()  # a stopped process would not act on SIGTERM
                 node.terminate(10)
 
     def __enter__(self) -> Self:

@@ -104,10 +104,18 @@ class RedisRebuild:
     def _progress(self, scope: str, kind: str) -> str:
         return f"{self._prefix}:{{rebuild:{quote(scope, safe='')}}}:{kind}"
 
-    async def offsets(self, scope: str, topic: str) -> dict[int, int]:
-        """Where a rebuild of ``scope`` from ``topic`` stopped: the next offset per partition."""
+    async def begin(self, scope: str) -> None:
+        """Mark a rebuild of ``scope`` as under way, before it writes anything."""
+        with _translated("recording a rebuild's progress"):
+            await self._redis.hset(self._progress(scope, "offsets"), "begun", "1")
+
+    async def offsets(self, scope: str, topic: str) -> dict[int, int] | None:
+        """Where a rebuild of ``scope`` from ``topic`` stopped: the next offset per partition
+        ({} if it stopped before its first batch was done); None if none is under way."""
         with _translated("reading a rebuild's progress"):
             raw = await self._redis.hgetall(self._progress(scope, "offsets"))
+        if not raw:
+            return None
         found = {_raw(k).decode(): int(v) for k, v in raw.items()}
         return {int(k.rpartition(":")[2]): v for k, v in found.items() if k.startswith(topic + ":")}
 

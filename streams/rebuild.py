@@ -223,10 +223,11 @@ class Rebuild:
         started = time.perf_counter()
         redis = self._stores.redis
         start = await redis.offsets(self._scope, self._log.topic)
-        report.resumed = bool(start)
-        if not start:
+        report.resumed = start is not None
+        if start is None:
             await self._prepare()
-        batches = self._log.batches(start)
+            await redis.begin(self._scope)
+        batches = self._log.batches(start or {})
         while (batch := await asyncio.to_thread(next, batches, None)) is not None:
             await self._apply(batch, report)
         await redis.finish(self._scope)

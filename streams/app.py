@@ -19,6 +19,7 @@ from slotwise.processors.ports import Embedder, Extractor, SlotMatcher
 from slotwise.processors.schema import AttributeSchema
 from slotwise.processors.slot_match import OfflineSlotMatcher
 from slotwise.sinks.milvus_index import MilvusIndex
+from slotwise.sinks.redis_commits import CommitMarks
 from slotwise.sinks.redis_replicas import ReplicaAck
 from slotwise.sinks.redis_store import RedisStore
 from slotwise.streams import clock
@@ -186,6 +187,9 @@ async def run_worker(
                 sinks=commit_sinks(settings, services),
                 classify=classify,
                 health=health,
+                marks=CommitMarks(
+                    services.store.client, prefix=settings.redis_prefix, group=settings.group_id
+                ),
             )
             await worker.run(stop)
     finally:

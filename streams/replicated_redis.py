@@ -29,7 +29,14 @@ MASTER_NAME = "slotwise"  # what deploy/compose's Sentinels monitor, and the set
 class RedisNode(ChildProcess):
     """One ``redis-server`` on 127.0.0.1:``port``, a replica of ``primary_port`` if given."""
 
-    def __init__(self, root: Path, port: int, *, primary_port: int | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        port: int,
+        *,
+        primary_port: int | None = None,
+        appendfsync: str = "everysec",
+    ) -> None:
         self.port = port
         self.dir = root / f"redis-{port}"
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -39,7 +46,8 @@ class RedisNode(ChildProcess):
         argv = [
             server,
             "--bind", "127.0.0.1", "--port", str(port), "--dir", str(self.dir),
-            "--appendonly", "yes", "--save", "", "--daemonize", "no",
+            "--appendonly", "yes", "--appendfsync", appendfsync, "--save", "",
+            "--daemonize", "no",
         ]  # fmt: skip
         if primary_port is not None:
             argv += ["--replicaof", "127.0.0.1", str(primary_port)]
@@ -52,6 +60,13 @@ class RedisNode(ChildProcess):
     def client(self) -> redis.Redis:
         return redis.Redis(port=self.port, socket_connect_timeout=1, socket_timeout=5)
 
+    def aof_tail(self) -> Path:
+        """The AOF file Redis appends to now (the newest incremental part)."""
+        parts = sorted((self.dir / "appendonlydir").glob("*.incr.aof"), key=_part_number)
+        if not parts:
+            raise ProcessError(f"{self.name} has no incremental AOF in {self.dir}")
+        return parts[-1]
+
     def pause(self) -> None:
         """SIGSTOP: the node holds its connections and answers nothing, as a hung host."""
         self._started().send_signal(signal.SIGSTOP)
@@ -60,14 +75,15 @@ class RedisNode(ChildProcess):
         self._started().send_signal(signal.SIGCONT)
 
     def wait_ready(self, timeout: float = 20.0) -> None:
-        """Until it answers PING (and, as a replica, has finished its first sync)."""
+        """Until it has loaded its data (and, as a replica, finished its first sync)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             self.check_alive()
             client = self.client()
             try:
                 info = client.info("replication")
-                if info["role"] == "master" or info.get("master_link_status") == "up":
+                loaded = not client.info("persistence").get("loading")
+                if loaded and (info["role"] == "master" or info.get("master_link_status") == "up"):
                     return
             except redis.RedisError:
                 pass
@@ -75,6 +91,11 @@ class RedisNode(ChildProcess):
                 client.close()
             time.sleep(0.1)
         raise ProcessError(f"{self.name} not ready in {timeout:.0f} s:\n{self.log_tail()}")
+
+
+def _part_number(path: Path) -> int:
+    # appendonly.aof.<n>.incr.aof
+    return int(path.name.split(".")[-3])
 
 
 class SentinelNode(ChildProcess):
@@ -122,8 +143,10 @@ class ReplicatedRedis:
     """A primary, ``replicas`` replicas and ``sentinels`` Sentinels under ``root``; a context
     manager that stops them."""
 
-    def __init__(self, root: Path, *, replicas: int = 1, sentinels: int = 0) -> None:
-        self.primary = RedisNode(root, service_port())
+    def __init__(
+        self, root: Path, *, replicas: int = 1, sentinels: int = 0, appendfsync: str = "everysec"
+    ) -> None:
+        self.primary = RedisNode(root, service_port(), appendfsync=appendfsync)
         self.replicas = [
             RedisNode(root, service_port(), primary_port=self.primary.port) for _ in range(replicas)
         ]

@@ -39,7 +39,7 @@ from tests.e2e.harness import (
 
 pytestmark = [pytest.mark.kafka, pytest.mark.redis, pytest.mark.milvus, pytest.mark.slow]
 
-CANDIDATES = int(os.environ.get("SLOTWISE_REGRESSION_CANDIDATES", "3000"))
+CANDIDATES = int(os.environ.get("SLOTWISE_REGRESSION_CANDIDATES", "2000"))
 
 
 def committed_count(pipeline: Pipeline) -> int:

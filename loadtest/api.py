@@ -39,8 +39,8 @@ from slotwise.client import AsyncClient, Observation
 from slotwise.loadtest.measure import summarize_runs
 from slotwise.loadtest.results import Figure, percentile, print_summary, write_result
 from slotwise.loadtest.runner import Bench, BenchError
-from slotwise.sinks.redis_store import RedisStore
 from slotwise.streams.demo import observations
+from slotwise.streams.redis_open import open_store
 from slotwise.streams.settings import Settings
 from slotwise.streams.testing import ChildProcess, free_port
 from slotwise.topics.codec import loads
@@ -100,7 +100,7 @@ async def _redis_reads(
     settings: Settings, subject: str, seconds: float, concurrency: int, rate: float = 0
 ) -> dict[str, float]:
     """The same read straight from Redis: flat out with ``concurrency`` tasks, or paced."""
-    store = RedisStore.from_url(settings.redis_url, prefix=settings.redis_prefix)
+    store = open_store(settings)
     latencies: list[float] = []
     loop = asyncio.get_running_loop()
     start = loop.time()

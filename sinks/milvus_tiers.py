@@ -39,11 +39,17 @@ from pymilvus import MilvusClient, MilvusException
 
 from slotwise.processors.ports import Embedder
 from slotwise.sinks.exceptions import VectorIndexError
-from slotwise.sinks.milvus_collections import FIELDS, GRPC_OPTIONS, TEXT_BYTES, create_collection
+from slotwise.sinks.milvus_collections import (
+    FIELDS,
+    GRPC_OPTIONS,
+    TEXT_BYTES,
+    create_collection,
+    of_subject,
+)
 from slotwise.sinks.milvus_index import MilvusIndex
 from slotwise.topics.records import Fact
 
-__all__ = ["MilvusTiers", "Tier", "TierMoves", "archived_subject"]
+__all__ = ["MilvusTiers", "Tier", "TierMoves", "archived_subject", "fit_text"]
 
 Tier = Literal["hot", "cold"]
 T = TypeVar("T")
@@ -52,7 +58,8 @@ _NOT_LOADED = 101
 _CHUNK = 256
 
 
-def _fit(text: str) -> str:
+def fit_text(text: str) -> str:
+    """A fact's text as a row holds it (the VARCHAR bound; the full text lives in Redis)."""
     raw = text.encode()
     return text if len(raw) <= TEXT_BYTES else raw[:TEXT_BYTES].decode(errors="ignore")
 
@@ -117,14 +124,19 @@ class MilvusTiers:
         """Current facts' rows found in the cold tier back to the hot one; every other
         fact's row (archived, or retired: superseded, history) to the cold tier. Facts of
         another subject are left where they are."""
-        own = [f for f in facts if f.subject_id == subject_id]
-        archived = [f for f in own if f.status != "current"]
-        current = [f for f in own if f.status == "current"]
+        return await self.settle_many([f for f in facts if f.subject_id == subject_id])
+
+    async def settle_many(self, facts: Sequence[Fact]) -> TierMoves:
+        """:meth:`settle` for facts of any number of subjects, in one pass over the tiers
+        (a rebuild's batch)."""
+        archived = [f for f in facts if f.status != "current"]
+        current = [f for f in facts if f.status == "current"]
         if not archived and not current:
             return TierMoves()
-        if archived:
+        for subject_id in {f.subject_id for f in archived}:
             # A row still buffered for the hot tier would land there after the move.
-            await self._index.discard(subject_id, {f.fact_id for f in archived})
+            ids = {f.fact_id for f in archived if f.subject_id == subject_id}
+            await self._index.discard(subject_id, ids)
         hot = await self._hot()
         async with self._lock:
             return await self._call(self._settle_sync, hot, archived, current)
@@ -145,6 +157,14 @@ class MilvusTiers:
         return {
             "hot": int(await self._call(self._count_sync, hot)),
             "cold": int(await self._call(self._count_sync, self.cold_collection)),
+        }
+
+    async def rows_of(self, subject_id: str) -> dict[Tier, dict[str, str]]:
+        """The subject's rows in each tier: fact id → the row's text."""
+        hot = await self._hot()
+        return {
+            "hot": await self._call(self._texts_sync, hot, subject_id),
+            "cold": await self._call(self._texts_sync, self.cold_collection, subject_id),
         }
 
     async def subject_of(self, fact_id: str) -> str | None:
@@ -198,7 +218,7 @@ class MilvusTiers:
         rows: list[dict[str, Any]] = []
         stale: list[Fact] = []
         for fact in facts:
-            text = _fit(fact.text)
+            text = fit_text(fact.text)
             if fact.fact_id in there and there[fact.fact_id]["text"] == text:
                 continue
             row = elsewhere.get(fact.fact_id)
@@ -250,6 +270,28 @@ class MilvusTiers:
             found.update({str(r["fact_id"]): dict(r) for r in rows})
         return found
 
+    def _texts_sync(self, collection: str, subject_id: str) -> dict[str, str]:
+        client = self._connected()
+        if not client.has_collection(collection):
+            return {}
+        pages = self._loaded(
+            collection,
+            lambda c: c.query_iterator(
+                collection,
+                batch_size=1000,
+                filter=of_subject(subject_id),
+                output_fields=["fact_id", "text"],
+                timeout=self._timeout_s,
+            ),
+        )
+        found: dict[str, str] = {}
+        try:
+            while page := pages.next():
+                found.update({str(r["fact_id"]): str(r["text"]) for r in page})
+        finally:
+            pages.close()
+        return found
+
     def _count_sync(self, collection: str) -> int:
         client = self._connected()
         if not client.has_collection(collection):
@@ -297,7 +339,7 @@ def _row(fact: Fact, model: str, vector: Sequence[float]) -> dict[str, Any]:
         "subject_id": fact.subject_id,
         "embedding_model": model,
         "category": fact.category,
-        "text": _fit(fact.text),
+        "text": fit_text(fact.text),
         "vector": list(vector),
     }
 

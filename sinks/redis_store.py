@@ -45,6 +45,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from slotwise.processors.model import ApplyOutcome, ApplyStatus
 from slotwise.sinks.exceptions import CorruptRecord, StoreError, StoreUnavailable
+from slotwise.sinks.redis_connect import redis_client
 from slotwise.topics.codec import decode_record, encode_record
 from slotwise.topics.exceptions import RecordError
 from slotwise.topics.records import Fact
@@ -182,23 +183,25 @@ class RedisStore:
         retention: timedelta = DEFAULT_RETENTION,
         timeout_s: float = 5.0,
         max_connections: int = 64,
+        sentinels: Sequence[tuple[str, int]] = (),
+        master: str = "slotwise",
     ) -> RedisStore:
-        """A store on its own connection pool.
+        """A store on its own connection pool, through ``sentinels`` when given
+        (``sinks/redis_connect.py``).
 
         The pool makes a caller wait for a free connection, as long as it takes
         (a dead server still fails by the socket timeouts): redis-py's default
         pool fails at once past 100 connections, and a worker with a thousand
         records in flight then spent more time in retries than in Redis.
         """
-        pool = aioredis.BlockingConnectionPool.from_url(
+        client = redis_client(
             url,
+            sentinels=sentinels,
+            master=master,
+            timeout_s=timeout_s,
             max_connections=max_connections,
-            timeout=None,
-            decode_responses=False,
-            socket_timeout=timeout_s,
-            socket_connect_timeout=timeout_s,
         )
-        return cls(aioredis.Redis.from_pool(pool), prefix=prefix, retention=retention)
+        return cls(client, prefix=prefix, retention=retention)
 
     def _tag(self, subject_id: str) -> str:
         return f"{self._prefix}:{{{quote(subject_id, safe=_SAFE)}}}"

@@ -19,14 +19,18 @@ from slotwise.processors.ports import Embedder, Extractor, SlotMatcher
 from slotwise.processors.schema import AttributeSchema
 from slotwise.processors.slot_match import OfflineSlotMatcher
 from slotwise.sinks.milvus_index import MilvusIndex
+from slotwise.sinks.redis_commits import CommitMarks
+from slotwise.sinks.redis_replicas import ReplicaAck
 from slotwise.sinks.redis_store import RedisStore
 from slotwise.streams import clock
 from slotwise.streams.background import open_background, unindexing_reviews
+from slotwise.streams.checkpoint import Sink
 from slotwise.streams.erasure import open_erasure
 from slotwise.streams.failures import classify
 from slotwise.streams.forgetting import open_forgetting
 from slotwise.streams.health import Health, HealthServer
 from slotwise.streams.kafka_clients import worker_consumer, worker_publisher
+from slotwise.streams.redis_open import open_store
 from slotwise.streams.settings import Settings
 from slotwise.streams.timed import TimedMatcher, TimedSearch
 from slotwise.streams.vector_space import open_fact_index
@@ -34,7 +38,14 @@ from slotwise.streams.worker import Worker, WorkerConfig
 from slotwise.streams.write_path import WritePath
 from slotwise.topics.catalogue import Catalogue
 
-__all__ = ["Services", "model_client", "open_services", "replica_name", "run_worker"]
+__all__ = [
+    "Services",
+    "commit_sinks",
+    "model_client",
+    "open_services",
+    "replica_name",
+    "run_worker",
+]
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +93,7 @@ def _models(
 
 async def open_services(settings: Settings, stack: AsyncExitStack) -> Services:
     schema = AttributeSchema.load(settings.vocabulary)
-    store = RedisStore.from_url(settings.redis_url, prefix=settings.redis_prefix)
+    store = open_store(settings)
     stack.push_async_callback(store.close)
     background = open_background(settings, store)
     embedder = embedder_named(settings.embedder)
@@ -129,6 +140,21 @@ async def open_services(settings: Settings, stack: AsyncExitStack) -> Services:
     return Services(settings.catalogue(), store, index, write_path)
 
 
+def commit_sinks(settings: Settings, services: Services) -> dict[str, Sink]:
+    """What must be durable before a commit, in order: the vectors (an offset is never
+    committed before its rows are searchable), then, last so that it covers every write
+    before it, the replicas' copy of the Redis writes."""
+    sinks: dict[str, Sink] = {"milvus": services.index}
+    if settings.redis_min_replicas:
+        sinks["redis"] = ReplicaAck(
+            services.store.client,
+            prefix=settings.redis_prefix,
+            min_replicas=settings.redis_min_replicas,
+            timeout_ms=settings.redis_wait_timeout_ms,
+        )
+    return sinks
+
+
 async def run_worker(
     settings: Settings, stop: asyncio.Event, *, instance: str | None = None
 ) -> None:
@@ -153,10 +179,12 @@ async def run_worker(
                 services.write_path,
                 consumer=worker_consumer(settings, replica if settings.static_membership else None),
                 publisher=worker_publisher(settings, settings.transactional_id or replica),
-                # Vectors first: an offset is never committed before its rows are searchable.
-                sinks={"milvus": services.index},
+                sinks=commit_sinks(settings, services),
                 classify=classify,
                 health=health,
+                marks=CommitMarks(
+                    services.store.client, prefix=settings.redis_prefix, group=settings.group_id
+                ),
             )
             await worker.run(stop)
     finally:

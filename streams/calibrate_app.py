@@ -50,6 +50,7 @@ from slotwise.streams.calibration_read import (
     store_lifetimes,
 )
 from slotwise.streams.forgetting import ForgetSettings
+from slotwise.streams.redis_open import open_store
 from slotwise.streams.settings import Settings
 from slotwise.topics.codec import decode_record
 from slotwise.topics.exceptions import RecordError, SlotwiseError
@@ -122,7 +123,7 @@ def build_app(
 
     def store() -> RedisStore:
         if not holder:
-            holder.append(RedisStore.from_url(settings.redis_url, prefix=settings.redis_prefix))
+            holder.append(open_store(settings))
         return holder[0]
 
     @app.agent(source)

@@ -4,7 +4,8 @@ Each commit, in this order:
 
 1. **release the ledgers** — per partition, the outputs of every finished event
    below the lowest unfinished offset, and the offset after them
-   (:class:`~slotwise.streams.offsets.PartitionLedger`);
+   (:class:`~slotwise.streams.offsets.PartitionLedger`), and record those offsets
+   in the store (``sinks.redis_commits``: how a store gone behind is recognised);
 2. **flush the sinks** — the vector rows those events wrote become searchable;
    a failed flush aborts the commit (nothing is published, the same batch is
    tried again), so an offset is never committed before what it depends on;
@@ -34,7 +35,7 @@ from slotwise.streams.offsets import PartitionLedger, Release
 from slotwise.streams.retry import backoff
 from slotwise.topics.outbound import Outbound
 
-__all__ = ["TP", "Checkpoint", "Publisher", "Sink"]
+__all__ = ["TP", "Checkpoint", "Marks", "Publisher", "Sink"]
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +65,12 @@ class Publisher(Protocol):
     ) -> None: ...
 
 
+class Marks(Protocol):
+    """Where the store records the offsets each commit covers (``sinks.redis_commits``)."""
+
+    async def record(self, offsets: Mapping[TP, int]) -> None: ...
+
+
 class Checkpoint:
     def __init__(
         self,
@@ -73,7 +80,9 @@ class Checkpoint:
         *,
         group_metadata: Callable[[], object],
         interval_s: float = 0.2,
+        marks: Marks | None = None,
     ) -> None:
+        self._marks = marks
         self._publisher = publisher
         self._sinks = dict(sinks)  # by the name /healthz reports a failed flush under
         self._health = health
@@ -105,9 +114,10 @@ class Checkpoint:
 
     # -- ownership (on the event loop) ----------------------------------------
 
-    def take(self, partitions: set[TP]) -> None:
+    def take(self, partitions: set[TP], quiet_below: Mapping[TP, int] | None = None) -> None:
+        """Own ``partitions``; below ``quiet_below`` a replayed event publishes nothing."""
         for tp in partitions:
-            self._ledgers[tp] = PartitionLedger()
+            self._ledgers[tp] = PartitionLedger(quiet_below=(quiet_below or {}).get(tp, 0))
 
     async def release(self, partitions: set[TP]) -> None:
         """Forget departing partitions once a commit already under way is over.
@@ -165,9 +175,17 @@ class Checkpoint:
             if not self._unpublished:
                 return
             batch = list(self._unpublished)
-            await self._flush_sinks()
             messages = [m for _, release in batch for m in release.messages]
             offsets = {tp: release.next_offset for tp, release in batch}
+            if self._marks is not None:
+                # Written after the batch's applies and before the sinks' flush (WAIT).
+                try:
+                    await self._marks.record(offsets)
+                except Exception as exc:
+                    self._health.failing("redis", exc)
+                    raise
+                self._health.ok("redis")
+            await self._flush_sinks()
             partitions = [TopicPartition(t, p, o) for (t, p), o in offsets.items()]
             started = time.perf_counter()
             try:

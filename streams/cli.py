@@ -10,6 +10,7 @@ from slotwise.streams.cli_eval import evaluate
 from slotwise.streams.cli_forget import calibrate, forget, restore
 from slotwise.streams.cli_migrate import migrate_app
 from slotwise.streams.cli_read import facts, produce, tail, wait
+from slotwise.streams.cli_rebuild import rebuild
 from slotwise.streams.cli_review import review_app
 from slotwise.streams.cli_run import demo, worker
 from slotwise.streams.cli_serve import serve
@@ -33,3 +34,4 @@ app.command("eval")(evaluate)
 app.command()(erase)
 app.command()(consolidate)
 app.command()(reslot)
+app.command()(rebuild)

@@ -31,6 +31,7 @@ from slotwise.streams.app import model_client
 from slotwise.streams.background import pass_models
 from slotwise.streams.command_log import CommandPublisher
 from slotwise.streams.consolidation import ConsolidationPass, PassConfig
+from slotwise.streams.redis_open import open_store
 from slotwise.streams.reslot import ReslotPass
 from slotwise.streams.settings import Settings
 from slotwise.topics.codec import dumps
@@ -60,7 +61,7 @@ def _aware(moment: datetime | None) -> datetime:
 
 
 async def _open(settings: Settings, stack: AsyncExitStack) -> tuple[RedisStore, ModelClient | None]:
-    store = RedisStore.from_url(settings.redis_url, prefix=settings.redis_prefix)
+    store = open_store(settings)
     stack.push_async_callback(store.close)
     client = None if settings.offline else model_client(settings)
     if client is not None:

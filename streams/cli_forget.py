@@ -29,7 +29,6 @@ from slotwise.processors.forgetting import ForgetPolicy, Selection
 from slotwise.processors.schema import DEFAULT_SCHEMA, AttributeSchema
 from slotwise.sinks.milvus_collections import GRPC_OPTIONS
 from slotwise.sinks.milvus_tiers import archived_subject
-from slotwise.sinks.redis_store import RedisStore
 from slotwise.streams.calibration_read import (
     CalibrationUnavailable,
     changelog_lifetimes,
@@ -46,6 +45,7 @@ from slotwise.streams.forget_pass import (
     wait_applied,
 )
 from slotwise.streams.forgetting import ForgetSettings
+from slotwise.streams.redis_open import open_store
 from slotwise.streams.settings import Settings
 from slotwise.topics.exceptions import SlotwiseError
 from slotwise.topics.records import Command
@@ -115,7 +115,7 @@ def forget(  # noqa: PLR0917 - typer reads its options from the parameters
     instant = _aware(as_of) or datetime.now(UTC)
 
     async def run() -> None:
-        store = RedisStore.from_url(settings.redis_url, prefix=settings.redis_prefix)
+        store = open_store(settings)
         try:
             subjects = await all_subjects(store) if every_subject else list(subject or [])
             if dry_run_only:
@@ -153,7 +153,7 @@ def _schedule(settings: Settings, policy: ForgetPolicy, every_s: float, rounds: 
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
-        store = RedisStore.from_url(settings.redis_url, prefix=settings.redis_prefix)
+        store = open_store(settings)
         try:
             await run_schedule(
                 settings,
@@ -263,7 +263,7 @@ def restore(
         await asyncio.to_thread(publish_commands, settings, [command])
         _err.print(f"published restore {command.command_id} of {fact_id} ({owner})")
         if wait:
-            store = RedisStore.from_url(settings.redis_url, prefix=settings.redis_prefix)
+            store = open_store(settings)
             try:
                 report = await wait_applied(store, [command], timeout_s=timeout)
                 blob = await store.applied(owner, command.command_id)

@@ -19,8 +19,8 @@ from rich.console import Console
 from rich.table import Table
 
 from slotwise.sinks.kafka_publisher import idempotent_producer
-from slotwise.sinks.redis_store import RedisStore
 from slotwise.streams.reads import FactQuery, ReadError, Reads
+from slotwise.streams.redis_open import open_store
 from slotwise.streams.settings import Settings
 from slotwise.topics.codec import decode_record, encode_record
 from slotwise.topics.exceptions import RecordError
@@ -256,7 +256,7 @@ def wait(
     """Return once the observation is applied (read-your-writes); exit 1 on timeout."""
 
     async def block() -> bool:
-        store = RedisStore.from_url(Settings().redis_url, prefix=Settings().redis_prefix)
+        store = open_store(Settings())
         try:
             return await store.wait_for_observation(subject, observation, timeout)
         finally:

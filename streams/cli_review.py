@@ -26,6 +26,7 @@ from slotwise.processors.review_policy import mode
 from slotwise.sinks.redis_review import RedisReviews
 from slotwise.sinks.redis_store import RedisStore
 from slotwise.streams.command_log import CommandPublisher
+from slotwise.streams.redis_open import open_store
 from slotwise.streams.settings import Settings
 from slotwise.topics.codec import encode_record
 from slotwise.topics.records import Command, ReviewAction, ReviewItem
@@ -45,7 +46,7 @@ Timeout = Annotated[float, typer.Option("--timeout", help="Seconds to wait.")]
 
 
 def _reviews(settings: Settings) -> tuple[RedisStore, RedisReviews]:
-    store = RedisStore.from_url(settings.redis_url, prefix=settings.redis_prefix)
+    store = open_store(settings)
     return store, RedisReviews(store, prefix=settings.redis_prefix)
 
 

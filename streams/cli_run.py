@@ -18,12 +18,12 @@ from rich.table import Table
 
 from slotwise.sinks.exceptions import EmbeddingModelMismatch
 from slotwise.sinks.kafka_publisher import idempotent_producer
-from slotwise.sinks.redis_store import RedisStore
 from slotwise.streams.cli_read import facts_table
 from slotwise.streams.consumed import Consumed
 from slotwise.streams.demo import observations
 from slotwise.streams.diagnostics import log_stacks
 from slotwise.streams.outputs import StoredOutputs
+from slotwise.streams.redis_open import open_store
 from slotwise.streams.settings import Settings
 from slotwise.streams.stack import Stack, StackError
 from slotwise.topics.admin import ensure_topics
@@ -104,7 +104,7 @@ async def _demo(settings: Settings, subject: str, timeout: float) -> None:
         run_worker(settings, stop, instance=f"demo-{uuid.uuid4().hex[:6]}")
     )
     async with AsyncExitStack() as stack:
-        store = RedisStore.from_url(settings.redis_url, prefix=settings.redis_prefix)
+        store = open_store(settings)
         stack.push_async_callback(store.close)
         producer = idempotent_producer(settings.librdkafka())
         for turn in turns:

@@ -15,6 +15,7 @@ __all__ = [
     "LAG",
     "LAST_COMMIT",
     "OLDEST_UNFINISHED",
+    "REPLAYED",
     "RETRIES",
     "STAGE_SECONDS",
 ]
@@ -52,5 +53,10 @@ LAST_COMMIT = Gauge(
 OLDEST_UNFINISHED = Gauge(
     "slotwise_oldest_unfinished_seconds",
     "How long the lowest unfinished event of the partition has been holding its commits",
+    ["topic", "partition"],
+)
+REPLAYED = Counter(
+    "slotwise_store_regression_replayed_total",
+    "Committed events replayed because the store had come back without them",
     ["topic", "partition"],
 )

@@ -29,8 +29,11 @@ class Release:
 class PartitionLedger:
     """In-flight and finished offsets of one partition, in consumption order."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, quiet_below: int = 0) -> None:
         self._events: OrderedDict[int, tuple[Outbound, ...] | None] = OrderedDict()
+        # Offsets below it were committed before, their outputs published: a replay that
+        # heals a store gone behind the log releases only their offsets (streams/worker.py).
+        self._quiet_below = quiet_below
 
     def track(self, offset: int) -> None:
         if self._events and offset <= next(reversed(self._events)):
@@ -40,7 +43,7 @@ class PartitionLedger:
     def complete(self, offset: int, messages: tuple[Outbound, ...]) -> None:
         if offset not in self._events:
             raise KeyError(f"offset {offset} is not in flight")
-        self._events[offset] = messages
+        self._events[offset] = () if offset < self._quiet_below else messages
 
     def release(self) -> Release | None:
         """Pop the finished prefix; None when the lowest tracked offset is still running."""

@@ -35,6 +35,7 @@ from slotwise.sinks.exceptions import SinkError
 from slotwise.sinks.redis_access import AccessHook, RedisAccess
 from slotwise.sinks.redis_provenance import Head, chain_head
 from slotwise.sinks.redis_store import RedisStore
+from slotwise.streams.redis_open import open_store
 from slotwise.streams.settings import Settings
 from slotwise.streams.subject_log import LogPage, LogUnavailable, SubjectLog
 from slotwise.streams.temporal import FactQuery, select
@@ -151,7 +152,7 @@ class Reads:
         Milvus and the embedder are built on the first search only: a caller that
         never searches never imports them.
         """
-        store = RedisStore.from_url(settings.redis_url, prefix=settings.redis_prefix)
+        store = open_store(settings)
         stack.push_async_callback(store.close)
         if on_read is None:
             # Every read counts as an access of what it returned (forgetting, DESIGN §7):

@@ -50,10 +50,19 @@ class Settings(BaseSettings):
     kafka_sasl_username: str | None = None
     kafka_sasl_password: SecretStr | None = None
     redis_url: str = "redis://127.0.0.1:6379/0"
+    # "host:port,host:port": reach the primary the Sentinels name for redis_sentinel_master
+    # and follow a failover (sinks/redis_connect.py); the URL then gives db, user, password
+    redis_sentinels: str | None = None
+    redis_sentinel_master: str = "slotwise"
     milvus_uri: str = "http://127.0.0.1:19530"
     milvus_token: SecretStr | None = None
     data_dir: Path = Field(default_factory=default_data_dir)
     redis_prefix: str = "sw"
+    # Replicas that must hold a commit's Redis writes before its Kafka transaction commits
+    # (WAIT, sinks/redis_replicas.py): 0 locally, 1 in deploy/. A WAIT that times out holds
+    # the commit and tries again.
+    redis_min_replicas: int = Field(0, ge=0)
+    redis_wait_timeout_ms: int = Field(1000, ge=1)
     milvus_alias: str = "facts_current"
     milvus_collection_prefix: str = "facts"
 
@@ -128,6 +137,15 @@ class Settings(BaseSettings):
     def offline(self) -> bool:
         """No API key: the rules extractor and the NONE-answering slot matcher run."""
         return self.anthropic_api_key is None
+
+    def sentinel_addresses(self) -> list[tuple[str, int]]:
+        """``redis_sentinels`` as (host, port) pairs; a bare host means port 26379."""
+        found = []
+        for item in (part.strip() for part in (self.redis_sentinels or "").split(",")):
+            if item:
+                host, colon, port = item.rpartition(":")
+                found.append((host, int(port)) if colon else (item, 26379))
+        return found
 
     def catalogue(self) -> Catalogue:
         return Catalogue(prefix=self.topic_prefix, partitions=self.partitions)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Coroutine, Hashable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -26,6 +27,8 @@ from typing import Any, Protocol
 
 from confluent_kafka import Consumer, KafkaError, Message, TopicPartition
 
+from slotwise.sinks.exceptions import StoreUnavailable
+from slotwise.sinks.redis_commits import CommitMarks
 from slotwise.streams import clock, metrics, tracing
 from slotwise.streams.checkpoint import TP, Checkpoint, Publisher, Sink
 from slotwise.streams.consumed import Consumed
@@ -33,7 +36,7 @@ from slotwise.streams.deadletter import dead_letter
 from slotwise.streams.errors import ConsumerFailed
 from slotwise.streams.health import Health
 from slotwise.streams.offsets import PartitionLedger
-from slotwise.streams.retry import Classifier, GiveUp, RetryPolicy
+from slotwise.streams.retry import Classifier, GiveUp, RetryPolicy, backoff
 from slotwise.streams.scheduling import KeyedScheduler
 from slotwise.streams.watch import LagGauge, StuckEvents, watch_broker
 from slotwise.streams.write_path import WritePath
@@ -50,6 +53,7 @@ log = logging.getLogger(__name__)
 # Under the broker's and the producer's ~1 MB message limit, or the dead letter
 # itself could never be published and every commit would stall behind it.
 _DEADLETTER_VALUE_BYTES = 512 * 1024
+_MARK_ATTEMPTS = 8
 
 
 class ProbingPublisher(Publisher, Protocol):
@@ -79,6 +83,7 @@ class Worker:
         sinks: Mapping[str, Sink],
         classify: Classifier,
         health: Health,
+        marks: CommitMarks | None = None,
     ) -> None:
         self._config = config
         self._catalogue = catalogue
@@ -94,7 +99,9 @@ class Worker:
             health,
             group_metadata=lambda: self._group_metadata,
             interval_s=config.commit_interval_s,
+            marks=marks,
         )
+        self._marks = marks
         self._stuck = StuckEvents()
         self._lag = LagGauge()
         self._paused = False  # written on the poll thread only
@@ -279,9 +286,56 @@ class Worker:
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         if partitions:
             log.info("assigned %s", _names(partitions))
-        self._on_loop(self._take_partitions(_tps(partitions)))
+        behind = self._behind(consumer, partitions)
+        committed = {tp: c for tp, (_, c) in behind.items()}
+        self._on_loop(self._take_partitions(_tps(partitions), committed))
+        if behind:
+            # Assigned here, from the store's mark, instead of from the committed offsets.
+            consumer.incremental_assign(
+                [
+                    TopicPartition(tp.topic, tp.partition, behind[(tp.topic, tp.partition)][0])
+                    if (tp.topic, tp.partition) in behind
+                    else tp
+                    for tp in partitions
+                ]
+            )
         if self._paused:
             consumer.pause(partitions)
+
+    def _behind(
+        self, consumer: Consumer, partitions: list[TopicPartition]
+    ) -> dict[TP, tuple[int, int]]:
+        """Candidates partitions whose store lacks committed events: (its mark, committed).
+
+        Those events are replayed from the mark: the ones whose apply survived re-emit
+        their stored outputs, the lost ones are decided again (the clock is the log), and
+        nothing below the committed offset is published twice (``PartitionLedger``).
+        """
+        wanted = [tp for tp in partitions if tp.topic == self._catalogue.candidates]
+        if self._marks is None or self._loop is None or not wanted:
+            return {}
+        marks = self._read_marks(_tps(wanted))
+        behind: dict[TP, tuple[int, int]] = {}
+        baseline: dict[TP, int] = {}
+        for tp in consumer.committed(wanted, timeout=30):
+            mark = marks.get((tp.topic, tp.partition))
+            if mark is None:
+                # The first time this store sees the partition (a new deployment, or one
+                # from before the marks): it is taken to hold what was committed so far.
+                baseline[(tp.topic, tp.partition)] = max(tp.offset, 0)
+            elif mark < tp.offset:
+                behind[(tp.topic, tp.partition)] = (mark, tp.offset)
+                metrics.REPLAYED.labels(tp.topic, str(tp.partition)).inc(tp.offset - mark)
+                log.warning(
+                    "the store is behind the committed log on %s[%d]: it holds offsets up "
+                    "to %d, %d were committed; replaying %d events",
+                    tp.topic, tp.partition, mark, tp.offset, tp.offset - mark,
+                )  # fmt: skip
+        if baseline:
+            assert self._loop is not None
+            recorded = self._marks.record(baseline)
+            asyncio.run_coroutine_threadsafe(recorded, self._loop).result()
+        return behind
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         if partitions:
@@ -307,8 +361,23 @@ class Worker:
         except Exception:
             log.exception("changing partition ownership failed")
 
-    async def _take_partitions(self, new: set[TP]) -> None:
-        self._checkpoint.take(new)
+    def _read_marks(self, partitions: set[TP]) -> dict[TP, int]:
+        """The store's marks, waiting out a short outage: without them a partition cannot
+        be known to be whole (an outage past the budget fails the assignment loudly)."""
+        assert self._marks is not None and self._loop is not None
+        for attempt in range(1, _MARK_ATTEMPTS + 1):
+            try:
+                read = self._marks.read(partitions)
+                return asyncio.run_coroutine_threadsafe(read, self._loop).result()
+            except StoreUnavailable as exc:
+                if attempt == _MARK_ATTEMPTS:
+                    raise
+                log.warning("reading the store's commit marks failed (%s); retrying", exc)
+                time.sleep(backoff(attempt))
+        return {}
+
+    async def _take_partitions(self, new: set[TP], committed: Mapping[TP, int]) -> None:
+        self._checkpoint.take(new, quiet_below=committed)
 
     async def _release_partitions(self, gone: set[TP]) -> None:
         """Cancel the departing partitions' events, then drop them from the checkpoint:

@@ -27,9 +27,9 @@ from confluent_kafka import Consumer, TopicPartition
 from slotwise.processors.model import stable_id
 from slotwise.processors.resolve import fact_id_for
 from slotwise.sinks.kafka_publisher import idempotent_producer
-from slotwise.sinks.redis_store import RedisStore
 from slotwise.streams.evaluation.data import Pair, subject_of, turn_observation
 from slotwise.streams.evaluation.offline import Extracted, PairOutcome, Stages
+from slotwise.streams.redis_open import open_store
 from slotwise.streams.settings import Settings
 from slotwise.streams.testing import WorkerProcess, committed_offsets, drop_deployment
 from slotwise.topics.admin import ensure_topics
@@ -135,7 +135,7 @@ async def _run(
         producer.poll(0)
     if producer.flush(60):
         raise EndToEndError("the pairs could not all be published")
-    store = RedisStore.from_url(settings.redis_url, prefix=settings.redis_prefix)
+    store = open_store(settings)
     facts: dict[str, list[Fact]] = {}
     try:
         for pair in pairs:

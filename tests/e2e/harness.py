@@ -17,11 +17,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import redis
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 from pydantic import BaseModel
+from pymilvus import MilvusClient
 
-from slotwise.sinks.redis_store import RedisStore
+from slotwise.sinks.milvus_index import GRPC_OPTIONS
+from slotwise.streams.redis_open import open_store
 from slotwise.streams.settings import Settings
 from slotwise.streams.testing import (
     WorkerProcess,
@@ -38,8 +41,13 @@ __all__ = [
     "Pipeline",
     "WorkerProcess",
     "assert_exactly_once",
+    "committed_values",
     "free_port",
+    "latest_facts",
+    "milvus_rows",
     "produce_contradictions",
+    "redis_keys",
+    "redis_state",
     "service_port",
     "store_call",
 ]
@@ -233,7 +241,7 @@ def store_call(pipeline: Pipeline, method: str, *args: object, **kwargs: object)
     """Call one RedisStore coroutine against the pipeline's Redis prefix."""
 
     async def call() -> object:
-        store = RedisStore.from_url(pipeline.settings.redis_url, prefix=pipeline.redis_prefix)
+        store = open_store(pipeline.settings, prefix=pipeline.redis_prefix)
         try:
             return await getattr(store, method)(*args, **kwargs)
         finally:
@@ -313,3 +321,70 @@ def assert_exactly_once(pipeline: Pipeline, candidates: Sequence[CandidateFact])
         assert isinstance(facts, list)
         for fact in facts:
             assert decode_record(latest[fact.fact_id.encode()]) == fact, "facts topic != Redis"
+
+
+def redis_state(pipeline: Pipeline, *, ignore: Sequence[str] = ()) -> dict[str, object]:
+    """Every key under the pipeline's prefix (the prefix cut off) with its content, but
+    the kinds in ``ignore`` (``:replica-ack``)."""
+    client = redis.Redis.from_url(pipeline.settings.redis_url)
+    state: dict[str, object] = {}
+    try:
+        for key in client.scan_iter(match=f"{pipeline.redis_prefix}:*", count=1000):
+            name = key.decode().removeprefix(pipeline.redis_prefix)
+            # The commit marks are keyed by the group, which differs between runs.
+            if name in ignore or name.startswith(":{commits}:"):
+                continue
+            kind = client.type(key)
+            if kind == b"hash":
+                state[name] = client.hgetall(key)
+            elif kind == b"zset":
+                state[name] = client.zrange(key, 0, -1, withscores=True)
+            elif kind == b"string":
+                state[name] = client.get(key)
+            elif kind == b"set":
+                state[name] = client.smembers(key)
+            else:
+                state[name] = kind
+    finally:
+        client.close()
+    assert state, "nothing in Redis"
+    return state
+
+
+def milvus_rows(pipeline: Pipeline) -> dict[str, tuple[object, ...]]:
+    client = MilvusClient(uri=pipeline.settings.milvus_uri, grpc_options=GRPC_OPTIONS)
+    rows: dict[str, tuple[object, ...]] = {}
+    try:
+        fields = ["fact_id", "subject_id", "text", "embedding_model", "category"]
+        subjects = {k.decode().split("{")[1].split("}")[0] for k in redis_keys(pipeline)}
+        for subject in sorted(subjects):
+            for row in client.query(
+                pipeline.milvus_alias,
+                filter=f'subject_id == "{subject}"',
+                output_fields=fields,
+                limit=16384,
+            ):
+                rows[row["fact_id"]] = tuple(row[f] for f in fields[1:])
+    finally:
+        client.close()
+    assert rows, "nothing in Milvus"
+    return rows
+
+
+def redis_keys(pipeline: Pipeline) -> list[bytes]:
+    client = redis.Redis.from_url(pipeline.settings.redis_url)
+    try:
+        return list(client.scan_iter(match=f"{pipeline.redis_prefix}:*:meta", count=1000))
+    finally:
+        client.close()
+
+
+def committed_values(pipeline: Pipeline, topic: str) -> list[bytes]:
+    return [v or b"" for _, v, _ in pipeline.read_committed(topic, idle_s=3.0)]
+
+
+def latest_facts(pipeline: Pipeline) -> dict[bytes | None, bytes | None]:
+    latest: dict[bytes | None, bytes | None] = {}
+    for key, value, _ in pipeline.read_committed(pipeline.catalogue.facts, idle_s=3.0):
+        latest[key] = value
+    return latest

@@ -51,3 +51,14 @@ def test_a_rewound_offset_is_refused() -> None:
 def test_completing_an_unknown_offset_is_refused() -> None:
     with pytest.raises(KeyError):
         PartitionLedger().complete(1, ())
+
+
+def test_replayed_events_below_the_committed_offset_publish_nothing() -> None:
+    ledger = PartitionLedger(quiet_below=12)
+    for offset in (10, 11, 12):
+        ledger.track(offset)
+        ledger.complete(offset, (Outbound(topic="facts", key=b"k", value=str(offset).encode()),))
+    release = ledger.release()
+    assert release is not None
+    assert [m.value for m in release.messages] == [b"12"]
+    assert release.next_offset == 13

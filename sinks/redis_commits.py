@@ -1,0 +1,46 @@
+"""What the store holds of the committed log: the offsets each commit covered.
+
+Before each Kafka commit the checkpoint records, in Redis, the next offset of
+every partition the commit covers, after the applies of the events it commits
+(and before ``WAIT``, so a replica holds it with them). Redis keeps its writes
+in one order (the AOF, the replication stream), so a store that comes back
+missing its last writes — a restart from an AOF short of its last second, a
+failover to a replica that lagged — has lost the later marks with the later
+applies: its mark for a partition is then below the group's committed offset,
+and every event from the mark on may be missing. The worker compares the two
+when it is assigned a partition and replays from the mark (``streams/worker.py``).
+
+    <prefix>:{commits}:<group>  hash  "<topic>:<partition>" → next offset
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import redis.asyncio as aioredis
+
+from slotwise.sinks.redis_store import _translated
+
+__all__ = ["CommitMarks"]
+
+
+class CommitMarks:
+    def __init__(self, client: aioredis.Redis, *, prefix: str, group: str) -> None:
+        self._redis = client
+        self._key = f"{prefix}:{{commits}}:{group}"
+
+    async def record(self, offsets: Mapping[tuple[str, int], int]) -> None:
+        if not offsets:
+            return
+        items = [part for (t, p), o in offsets.items() for part in (f"{t}:{p}", o)]
+        with _translated("recording committed offsets"):
+            await self._redis.hset(self._key, items=items)
+
+    async def read(self, partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        """The recorded next offset of each partition that has one."""
+        wanted = list(partitions)
+        if not wanted:
+            return {}
+        with _translated("reading committed offsets"):
+            found = await self._redis.hmget(self._key, [f"{t}:{p}" for t, p in wanted])
+        return {tp: int(o) for tp, o in zip(wanted, found, strict=True) if o is not None}

@@ -32,6 +32,7 @@ from slotwise.processors.model import VectorRow
 from slotwise.sinks.redis_migration import Migration, MigrationStore
 from slotwise.sinks.redis_store import RedisStore
 from slotwise.streams.settings import Settings
+from slotwise.streams.testing import drop_deployment
 from slotwise.streams.vector_space import open_fact_index
 
 pytestmark = [pytest.mark.redis, pytest.mark.milvus]
@@ -51,23 +52,7 @@ def deployment(stack: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[Set
     monkeypatch.setenv("SLOTWISE_MIGRATION_POLL_S", "0.5")
     settings = Settings()
     yield settings
-    client = MilvusClient(uri=settings.milvus_uri)
-    for alias in client.list_aliases().get("aliases", []):
-        if alias.startswith(namespace):
-            client.drop_alias(alias)
-    for name in client.list_collections():
-        if name.startswith(namespace):
-            client.drop_collection(name)
-    client.close()
-
-    async def forget() -> None:
-        store = RedisStore.from_url(settings.redis_url, prefix=settings.redis_prefix)
-        keys = [k async for k in store.client.scan_iter(match=f"{namespace}:*")]
-        if keys:
-            await store.client.delete(*keys)
-        await store.close()
-
-    asyncio.run(forget())
+    drop_deployment(settings)
 
 
 def _command(*args: str) -> list[str]:

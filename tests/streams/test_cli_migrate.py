@@ -27,6 +27,7 @@ from slotwise.sinks.redis_store import RedisStore
 from slotwise.streams import cli_migrate
 from slotwise.streams.cli import app
 from slotwise.streams.settings import Settings
+from slotwise.streams.testing import drop_deployment
 from slotwise.streams.vector_space import open_fact_index
 from tests.sinks.test_milvus_index import WORDS, HashEmbedder, RotatedEmbedder
 
@@ -67,23 +68,7 @@ def deployment(stack: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[Set
 
     asyncio.run(populate())
     yield settings
-    client = MilvusClient(uri=settings.milvus_uri)
-    for alias in client.list_aliases().get("aliases", []):
-        if alias.startswith(namespace):
-            client.drop_alias(alias)
-    for name in client.list_collections():
-        if name.startswith(namespace):
-            client.drop_collection(name)
-    client.close()
-
-    async def forget() -> None:
-        store = RedisStore.from_url(settings.redis_url, prefix=settings.redis_prefix)
-        keys = [k async for k in store.client.scan_iter(match=f"{namespace}:*")]
-        if keys:
-            await store.client.delete(*keys)
-        await store.close()
-
-    asyncio.run(forget())
+    drop_deployment(settings)
 
 
 def migrate(*args: str) -> Result:

@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 from slotwise.streams.settings import Settings
+from slotwise.streams.testing import drop_deployment
 from slotwise.topics.admin import ensure_topics
 from slotwise.topics.catalogue import Catalogue
 from tests.e2e.harness import Pipeline
+from tests.e2e.migration import DeploymentFactory, deployment_settings
 
 TEST_PARTITIONS = 3
 
@@ -66,3 +68,29 @@ def pipeline_factory(
 def pipeline(pipeline_factory: PipelineFactory) -> Pipeline:
     """One pipeline (see ``pipeline_factory``)."""
     return pipeline_factory()
+
+
+@pytest.fixture
+def deployment_factory(stack: Settings) -> Iterator[DeploymentFactory]:
+    """``deployment_factory() -> Settings``: a fresh namespace on the old model, MiniLM,
+    noticing a migration within 0.5 s (``tests/e2e/migration.py``); its Redis keys
+    and Milvus collections are removed after the test."""
+    made: list[Settings] = []
+
+    def make() -> Settings:
+        made.append(deployment_settings(f"t{uuid.uuid4().hex[:10]}"))
+        return made[-1]
+
+    yield make
+    for settings in made:
+        drop_deployment(settings)
+
+
+@pytest.fixture
+def deployment(deployment_factory: DeploymentFactory, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    """One deployment (see ``deployment_factory``), its settings in this process's
+    environment too, for the children it starts."""
+    settings = deployment_factory()
+    for name, value in settings.to_env().items():
+        monkeypatch.setenv(name, value)
+    return settings

@@ -17,106 +17,59 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
-from pymilvus import MilvusClient
 
-from slotwise.models.embedders import FolderEmbedder, MiniLMEmbedder, minilm_model_dir
+from slotwise.models.embedders import FolderEmbedder, MiniLMEmbedder
 from slotwise.processors.model import VectorRow
-from slotwise.sinks.redis_migration import Migration, MigrationStore
 from slotwise.sinks.redis_store import RedisStore
 from slotwise.streams.settings import Settings
-from slotwise.streams.testing import drop_deployment
 from slotwise.streams.vector_space import open_fact_index
+from tests.e2e.migration import (
+    REPO,
+    collection_rows,
+    migrate,
+    migrate_command,
+    migrate_env,
+    recorded,
+    renamed_minilm,
+    seed_rows,
+)
 
 pytestmark = [pytest.mark.redis, pytest.mark.milvus]
 
 FACTS = int(os.environ.get("SLOTWISE_TEST_BACKFILL_FACTS", "240"))
 BATCH = 16
 RATE = 60  # rows a second: a few seconds in all, so the kill lands mid-way
-PLACES = "Lisbon Porto Berlin Paris Madrid Rome Oslo Vienna Prague Dublin Sofia Riga".split()
-HOBBIES = "chess piano climbing tennis baking running painting rowing".split()
-
-
-@pytest.fixture
-def deployment(stack: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[Settings]:
-    namespace = f"t{uuid.uuid4().hex[:10]}"
-    monkeypatch.setenv("SLOTWISE_NAMESPACE", namespace)
-    monkeypatch.setenv("SLOTWISE_EMBEDDER", "minilm")
-    monkeypatch.setenv("SLOTWISE_MIGRATION_POLL_S", "0.5")
-    settings = Settings()
-    yield settings
-    drop_deployment(settings)
-
-
-def _command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "slotwise.streams", "migrate", *args]
-
-
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(_command(*args), capture_output=True, text=True, timeout=300, check=False)
-
-
-async def _recorded(settings: Settings) -> Migration:
-    store = RedisStore.from_url(settings.redis_url, prefix=settings.redis_prefix)
-    try:
-        found = await MigrationStore(store, settings.redis_prefix).get()
-        assert found is not None
-        return found
-    finally:
-        await store.close()
-
-
-def _rows(settings: Settings, collection: str) -> dict[str, dict[str, object]]:
-    client = MilvusClient(uri=settings.milvus_uri)
-    try:
-        client.load_collection(collection)
-        found = client.query(
-            collection, filter="", output_fields=["text", "embedding_model", "vector"], limit=16384
-        )
-    finally:
-        client.close()
-    return {str(r["fact_id"]): dict(r) for r in found}
 
 
 def test_a_backfill_killed_mid_way_and_rerun_ends_as_an_uninterrupted_one(
     deployment: Settings, tmp_path: Path
 ) -> None:
     folder = tmp_path / "all-MiniLM-L6-v2-renamed"
-    folder.symlink_to(minilm_model_dir(), target_is_directory=True)
-    new_model = f"st:{folder}"
+    new_model = renamed_minilm(folder)
 
     async def run() -> tuple[subprocess.CompletedProcess[str], int]:
         store = RedisStore.from_url(deployment.redis_url, prefix=deployment.redis_prefix)
         index = await open_fact_index(deployment, store, MiniLMEmbedder())
         try:
             await index.setup()
-            index.add(
-                VectorRow(
-                    f"f{n:04d}",
-                    f"user-{n % 6}",
-                    f"User plays {HOBBIES[n % len(HOBBIES)]} in {PLACES[n % len(PLACES)]} "
-                    f"on day {n}.",
-                    "misc",
-                )
-                for n in range(FACTS)
-            )
+            index.add(seed_rows(FACTS))
             await index.flush()
-            started = await asyncio.to_thread(_run, "start", "--to", new_model)
+            started = await asyncio.to_thread(migrate, deployment, "start", "--to", new_model)
             assert started.returncode == 0, started.stdout + started.stderr
             first = subprocess.Popen(
-                _command("backfill", "--batch", str(BATCH), "--rate", str(RATE)),
+                migrate_command("backfill", "--batch", str(BATCH), "--rate", str(RATE)),
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
+                cwd=REPO,
+                env=migrate_env(deployment),
             )
             deadline = time.monotonic() + 120
-            while (await _recorded(deployment)).backfilled < FACTS // 3:
+            while (await recorded(deployment)).backfilled < FACTS // 3:
                 assert first.poll() is None, first.communicate()[1]
                 assert time.monotonic() < deadline
                 await asyncio.sleep(0.1)
@@ -130,9 +83,9 @@ def test_a_backfill_killed_mid_way_and_rerun_ends_as_an_uninterrupted_one(
             await index.flush()
             first.send_signal(signal.SIGKILL)
             first.wait(30)
-            killed_at = (await _recorded(deployment)).backfilled
-            assert not (await _recorded(deployment)).backfill_done
-            rerun = await asyncio.to_thread(_run, "backfill", "--batch", str(BATCH))
+            killed_at = (await recorded(deployment)).backfilled
+            assert not (await recorded(deployment)).backfill_done
+            rerun = await asyncio.to_thread(migrate, deployment, "backfill", "--batch", str(BATCH))
             return rerun, killed_at
         finally:
             await index.close()
@@ -143,11 +96,11 @@ def test_a_backfill_killed_mid_way_and_rerun_ends_as_an_uninterrupted_one(
     this_run = re.search(r"(\d+) rows\s+this\s+run", rerun.stdout)
     assert this_run and int(this_run.group(1)) <= FACTS + 1 - killed_at + BATCH, rerun.stdout
 
-    migration = asyncio.run(_recorded(deployment))
+    migration = asyncio.run(recorded(deployment))
     assert migration.backfill_done
     old, new = (
-        _rows(deployment, migration.from_collection),
-        _rows(deployment, migration.to_collection),
+        collection_rows(deployment, migration.from_collection),
+        collection_rows(deployment, migration.to_collection),
     )
     assert set(new) == set(old) and len(new) == FACTS + 1
     assert new["f0001"]["text"] == old["f0001"]["text"] == "User moved to Reykjavik in March."

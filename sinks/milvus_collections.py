@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from pymilvus import DataType, MilvusClient
+from pymilvus.milvus_client.index import IndexParams
 
 from slotwise.sinks.exceptions import EmbeddingModelMismatch
 
@@ -33,6 +34,7 @@ __all__ = [
     "collection_model",
     "collection_name",
     "create_collection",
+    "ensure_collection",
     "model_slug",
     "of_subject",
     "subject_collections",
@@ -120,15 +122,35 @@ def create_collection(
     schema.add_field("category", DataType.VARCHAR, max_length=_LABEL_BYTES, nullable=True)
     schema.add_field("text", DataType.VARCHAR, max_length=TEXT_BYTES)
     schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dimension)
-    index = client.prepare_index_params()
-    index.add_index("vector", index_type="FLAT", metric_type="COSINE")
     client.create_collection(
         name,
         schema=schema,
-        index_params=index,
+        index_params=_vector_index(client),
         properties={MODEL_PROPERTY: model},
         timeout=timeout_s,
     )
+
+
+def _vector_index(client: MilvusClient) -> IndexParams:
+    index = client.prepare_index_params()
+    index.add_index("vector", index_type="FLAT", metric_type="COSINE")
+    return index
+
+
+def ensure_collection(
+    client: MilvusClient, name: str, *, model: str, dimension: int, timeout_s: float
+) -> None:
+    """``create_collection`` unless ``name`` exists; its vector index if it has none.
+
+    pymilvus creates a collection, then its index, then loads it, in three calls:
+    a process killed between the first two leaves a collection without an index,
+    which cannot be loaded. Skipping an existing collection would keep it so;
+    this finishes it instead.
+    """
+    if not client.has_collection(name):
+        create_collection(client, name, model=model, dimension=dimension, timeout_s=timeout_s)
+    elif not client.list_indexes(name, field_name="vector"):
+        client.create_index(name, _vector_index(client), timeout=timeout_s)
 
 
 def collection_model(client: MilvusClient, name: str) -> str | None:

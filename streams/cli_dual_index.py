@@ -36,7 +36,7 @@ from pymilvus import MilvusClient
 
 from slotwise.models.embedders import embedder_named
 from slotwise.processors.ports import Embedder
-from slotwise.sinks.milvus_collections import collection_model, collection_name, create_collection
+from slotwise.sinks.milvus_collections import collection_model, collection_name, ensure_collection
 from slotwise.sinks.redis_migration import Migration, MigrationStore
 from slotwise.sinks.redis_store import RedisStore
 from slotwise.streams.adapter_fit import MigrationError, alias_collection
@@ -117,15 +117,15 @@ def start(
                 f"a migration {migration.from_model} -> {migration.to_model} is under way "
                 f"({migration.step}): finish it first"
             )
-        # Recorded first, created second: a crash in between is mended by re-running start.
-        if not client.has_collection(migration.to_collection):
-            create_collection(
-                client,
-                migration.to_collection,
-                model=migration.to_model,
-                dimension=new_embedder.dimension,
-                timeout_s=30,
-            )
+        # Recorded first, created second: a crash in between (or inside the creation,
+        # before the index) is mended by re-running start.
+        ensure_collection(
+            client,
+            migration.to_collection,
+            model=migration.to_model,
+            dimension=new_embedder.dimension,
+            timeout_s=30,
+        )
         client.load_collection(migration.to_collection)
     client.close()
     out.print(

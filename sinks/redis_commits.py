@@ -10,7 +10,11 @@ applies: its mark for a partition is then below the group's committed offset,
 and every event from the mark on may be missing. The worker compares the two
 when it is assigned a partition and replays from the mark (``streams/worker.py``).
 
-    <prefix>:{commits}:<group>  hash  "<topic>:<partition>" → next offset
+    <prefix>:commits:<group>  hash  "<topic>:<partition>" → next offset
+
+Deliberately without a hash tag: ``<prefix>:{<tag>}:`` names a subject's keys,
+and a subject may be called "commits" (its erasure would take the marks along).
+One key, so Redis Cluster needs no tag to keep it on one slot.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ __all__ = ["CommitMarks"]
 class CommitMarks:
     def __init__(self, client: aioredis.Redis, *, prefix: str, group: str) -> None:
         self._redis = client
-        self._key = f"{prefix}:{{commits}}:{group}"
+        self._key = f"{prefix}:commits:{group}"
 
     async def record(self, offsets: Mapping[tuple[str, int], int]) -> None:
         if not offsets:

@@ -332,7 +332,7 @@ def redis_state(pipeline: Pipeline, *, ignore: Sequence[str] = ()) -> dict[str, 
         for key in client.scan_iter(match=f"{pipeline.redis_prefix}:*", count=1000):
             name = key.decode().removeprefix(pipeline.redis_prefix)
             # The commit marks are keyed by the group, which differs between runs.
-            if name in ignore or name.startswith(":{commits}:"):
+            if name in ignore or name.startswith(":commits:"):
                 continue
             kind = client.type(key)
             if kind == b"hash":

@@ -298,6 +298,11 @@ def _decision(pipeline: Pipeline, subject: str, candidate_id: str) -> str | None
     return None if not isinstance(blob, bytes) else StoredOutputs.decode(blob).decision
 
 
+# The deployment's own keys (commit marks, review index, migration and adapters, the
+# replica-ack marker): untagged, so no subject, whatever its name, can own one.
+_DEPLOYMENT_WIDE = re.compile(rb":(commits:|review_index$|replica-ack$|migration$|adapter:)")
+
+
 def _subjects_in_redis(pipeline: Pipeline) -> set[str]:
     """Every subject that owns a key under the pipeline's prefix."""
     client = redis.Redis.from_url(pipeline.settings.redis_url)
@@ -305,6 +310,8 @@ def _subjects_in_redis(pipeline: Pipeline) -> set[str]:
     try:
         found = set()
         for name in client.scan_iter(match=f"{pipeline.redis_prefix}:*", count=1000):
+            if _DEPLOYMENT_WIDE.match(name.removeprefix(pipeline.redis_prefix.encode())):
+                continue
             matched = tag.match(name)
             assert matched is not None, f"a key outside the layout: {name!r}"
             found.add(unquote(matched.group(1).decode()))

@@ -34,7 +34,7 @@ from slotwise.streams.forget_pass import forget_commands
 from slotwise.topics.codec import decode_record
 from slotwise.topics.records import CandidateFact, Command, Fact, ReviewItem
 from tests.e2e.conftest import PipelineFactory
-from tests.e2e.harness import Pipeline, store_call
+from tests.e2e.harness import Pipeline, redis_state, store_call
 
 pytestmark = [pytest.mark.kafka, pytest.mark.redis, pytest.mark.milvus]
 
@@ -333,7 +333,7 @@ def test_kill_minus_nine_mid_pass_ends_as_an_uninterrupted_pass(
     assert mid_pass >= 2, "the kills did not land mid-pass"
     crashed.wait_committed(crashed.catalogue.candidates, ends, timeout=900)
 
-    assert _redis_state(crashed) == _redis_state(clean)
+    assert redis_state(crashed) == redis_state(clean)
     assert _milvus_rows(crashed, subjects) == _milvus_rows(clean, subjects)
     assert _latest_facts(crashed) == _latest_facts(clean)
     archived = _archived(clean, subjects)
@@ -351,24 +351,6 @@ def _applied(pipeline: Pipeline, commands: Sequence[Command]) -> int:
         return sum(bool(found) for found in pipe.execute())
     finally:
         client.close()
-
-
-def _redis_state(pipeline: Pipeline) -> dict[str, object]:
-    client = redis.Redis.from_url(pipeline.settings.redis_url)
-    state: dict[str, object] = {}
-    try:
-        for key in client.scan_iter(match=f"{pipeline.redis_prefix}:*", count=1000):
-            name = key.decode().removeprefix(pipeline.redis_prefix)
-            kind = client.type(key)
-            if kind == b"hash":
-                state[name] = client.hgetall(key)
-            elif kind == b"zset":
-                state[name] = client.zrange(key, 0, -1, withscores=True)
-            else:
-                state[name] = kind
-    finally:
-        client.close()
-    return state
 
 
 def _milvus_rows(pipeline: Pipeline, subjects: Sequence[str]) -> dict[str, dict[str, str]]:

@@ -287,6 +287,31 @@ class ModelClient:
             await self._sleep(self._retry.delay(retries, self._rng, outcome.retry_after))
             retries += 1
 
+    async def forced_tool(
+        self,
+        purpose: str,
+        *,
+        system: Iterable[TextBlockParam],
+        question: str,
+        tool: ToolParam,
+        max_tokens: int,
+    ) -> dict[str, object]:
+        """One user question answered through ``tool``, which the model must call: the
+        tool's input, empty when the reply holds no such call; raises a :class:`ModelError`."""
+        reply = await self.create(
+            purpose,
+            system=system,
+            messages=[{"role": "user", "content": question}],
+            max_tokens=max_tokens,
+            tools=[tool],
+            tool_choice={"type": "tool", "name": tool["name"]},
+        )
+        for block in reply.content:
+            if block.type == "tool_use" and block.name == tool["name"]:
+                if isinstance(block.input, dict):
+                    return dict(block.input)
+        return {}
+
     async def _attempt(
         self, purpose: str, probe: bool, request: _Request, call: object
     ) -> Message | _Failure:

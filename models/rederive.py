@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from anthropic.types import MessageParam, TextBlockParam, ToolParam
+from anthropic.types import TextBlockParam, ToolParam
 
 from slotwise.models.exceptions import ModelError
 from slotwise.models.llm import ModelClient
-from slotwise.models.slot_filler import tool_input
 from slotwise.processors.provenance import Rederivation
 from slotwise.topics.records import Fact
 
@@ -65,19 +64,16 @@ class AnthropicRederiver:
             f'Derived memory:\n  "{derived.text}"\n\nIts sources now:\n{listing}\n\n'
             "Does the derived memory still follow from them?"
         )
-        messages: list[MessageParam] = [{"role": "user", "content": question}]
         try:
-            reply = await self._client.create(
+            answer = await self._client.forced_tool(
                 PURPOSE,
                 system=self._system,
-                messages=messages,
+                question=question,
+                tool=_TOOL,
                 max_tokens=self._max_tokens,
-                tools=[_TOOL],
-                tool_choice={"type": "tool", "name": TOOL_NAME},
             )
         except ModelError as exc:
             return Rederivation("unsure", error=f"{exc.kind}: {exc}")
-        answer = tool_input(reply, TOOL_NAME) or {}
         verdict, text = answer.get("verdict"), answer.get("text")
         raw = repr(answer)[:200]
         if verdict == "keep":

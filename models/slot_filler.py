@@ -11,7 +11,7 @@ the fact as not done (the next pass asks again).
 
 from __future__ import annotations
 
-from anthropic.types import Message, MessageParam, TextBlockParam, ToolParam
+from anthropic.types import TextBlockParam, ToolParam
 
 from slotwise.models.exceptions import ModelError
 from slotwise.models.llm import ModelClient
@@ -19,7 +19,7 @@ from slotwise.processors.reslot import Fill
 from slotwise.processors.schema import AttributeSpec
 from slotwise.topics.records import Fact
 
-__all__ = ["PURPOSE", "TOOL_NAME", "AnthropicSlotFiller", "tool_input"]
+__all__ = ["PURPOSE", "TOOL_NAME", "AnthropicSlotFiller"]
 
 TOOL_NAME = "fill_attribute"
 PURPOSE = "reslot"
@@ -50,14 +50,6 @@ _TOOL: ToolParam = {
 }
 
 
-def tool_input(reply: Message, name: str) -> dict[str, object] | None:
-    """The input of the forced tool call, or None when the model did not make it."""
-    for block in reply.content:
-        if block.type == "tool_use" and block.name == name and isinstance(block.input, dict):
-            return dict(block.input)
-    return None
-
-
 class AnthropicSlotFiller:
     """The :class:`~slotwise.processors.reslot.SlotFiller` backed by the model."""
 
@@ -74,19 +66,16 @@ class AnthropicSlotFiller:
             f"Attribute: {spec.name} ({spec.cardinality}-valued) - {spec.description}\n\n"
             f"Does the memory state the user's {spec.name}?"
         )
-        messages: list[MessageParam] = [{"role": "user", "content": question}]
         try:
-            reply = await self._client.create(
+            answer = await self._client.forced_tool(
                 PURPOSE,
                 system=self._system,
-                messages=messages,
+                question=question,
+                tool=_TOOL,
                 max_tokens=self._max_tokens,
-                tools=[_TOOL],
-                tool_choice={"type": "tool", "name": TOOL_NAME},
             )
         except ModelError as exc:
             return Fill("no", error=f"{exc.kind}: {exc}")
-        answer = tool_input(reply, TOOL_NAME) or {}
         verdict, value = answer.get("verdict"), answer.get("value")
         raw = repr(answer)[:200]
         if verdict == "fills" and isinstance(value, str) and value.strip():

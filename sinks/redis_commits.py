@@ -10,6 +10,12 @@ applies: its mark for a partition is then below the group's committed offset,
 and every event from the mark on may be missing. The worker compares the two
 when it is assigned a partition and replays from the mark (``streams/worker.py``).
 
+A commit's marks are recorded only over marks at least as high as the ones its
+writer recorded last (``lua/record_marks.lua``): on a store that came back
+behind under a running worker, the next commit would otherwise overwrite the
+very marks that say how far behind it is. It is refused instead, and the
+worker replays (``streams/checkpoint.py``).
+
     <prefix>:commits:<group>  hash  "<topic>:<partition>" → next offset
 
 Deliberately without a hash tag: ``<prefix>:{<tag>}:`` names a subject's keys,
@@ -23,7 +29,7 @@ from collections.abc import Iterable, Mapping
 
 import redis.asyncio as aioredis
 
-from slotwise.sinks.redis_store import _translated
+from slotwise.sinks.redis_store import _script, _translated
 
 __all__ = ["CommitMarks"]
 
@@ -32,13 +38,25 @@ class CommitMarks:
     def __init__(self, client: aioredis.Redis, *, prefix: str, group: str) -> None:
         self._redis = client
         self._key = f"{prefix}:commits:{group}"
+        self._record = client.register_script(_script("record_marks.lua"))
 
-    async def record(self, offsets: Mapping[tuple[str, int], int]) -> None:
+    async def record(
+        self,
+        offsets: Mapping[tuple[str, int], int],
+        last: Mapping[tuple[str, int], int] | None = None,
+    ) -> set[tuple[str, int]]:
+        """Record ``offsets``, unless a partition's stored mark is missing or below the one
+        in ``last`` (what this writer recorded before): then nothing, and those partitions."""
         if not offsets:
-            return
-        items = [part for (t, p), o in offsets.items() for part in (f"{t}:{p}", o)]
+            return set()
+        before = last or {}
+        fields = {f"{t}:{p}": (t, p) for t, p in offsets}
+        args = [
+            part for name, tp in fields.items() for part in (name, before.get(tp, -1), offsets[tp])
+        ]
         with _translated("recording committed offsets"):
-            await self._redis.hset(self._key, items=items)
+            behind = await self._record(keys=[self._key], args=args)
+        return {fields[name.decode()] for name in behind}
 
     async def read(self, partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int]:
         """The recorded next offset of each partition that has one."""

@@ -10,7 +10,9 @@ counted in ``slotwise_redis_failovers_total`` and logged.
 The URL still gives what the primary needs besides its address (database,
 user, password, TLS); its host and port are ignored when Sentinels are given.
 Either way the pool makes a caller wait for a free connection instead of
-failing past its size (``RedisStore.from_url`` says why).
+failing past its size (``RedisStore.from_url`` says why), and each new
+connection tells the client's :class:`~slotwise.sinks.redis_identity.ServerIdentity`
+which server process it reached.
 """
 
 from __future__ import annotations
@@ -21,8 +23,10 @@ from typing import Any
 
 import redis.asyncio as aioredis
 from prometheus_client import Counter
-from redis.asyncio.connection import BlockingConnectionPool, parse_url
+from redis.asyncio.connection import AbstractConnection, BlockingConnectionPool, parse_url
 from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
+
+from slotwise.sinks.redis_identity import ServerIdentity
 
 __all__ = ["REDIS_FAILOVERS", "redis_client"]
 
@@ -34,7 +38,19 @@ REDIS_FAILOVERS = Counter(
 )
 
 
-class _FollowingPool(SentinelConnectionPool, BlockingConnectionPool):
+class _IdentifyingPool(BlockingConnectionPool):
+    """A pool whose every new connection reports its server to ``identity``."""
+
+    identity: ServerIdentity | None = None  # set once, right after the pool is made
+
+    def make_connection(self) -> AbstractConnection:
+        connection: AbstractConnection = super().make_connection()  # type: ignore[no-untyped-call]
+        if self.identity is not None:
+            connection.register_connect_callback(self.identity.on_connect)  # type: ignore[no-untyped-call]
+        return connection
+
+
+class _FollowingPool(SentinelConnectionPool, _IdentifyingPool):
     """Sentinel's pool that waits for a free connection, and counts changes of primary."""
 
     async def get_master_address(self) -> Any:
@@ -53,17 +69,20 @@ def redis_client(
     master: str = "slotwise",
     timeout_s: float = 5.0,
     max_connections: int = 64,
+    identity: ServerIdentity | None = None,
 ) -> aioredis.Redis:
-    """A client returning bytes, on its own blocking pool of ``max_connections``."""
+    """A client returning bytes, on its own blocking pool of ``max_connections``; its
+    connections report their server to ``identity`` when given."""
     options: dict[str, Any] = {
         "decode_responses": False,
         "socket_timeout": timeout_s,
         "socket_connect_timeout": timeout_s,
     }
     if not sentinels:
-        pool = BlockingConnectionPool.from_url(
+        pool = _IdentifyingPool.from_url(
             url, max_connections=max_connections, timeout=None, **options
         )
+        pool.identity = identity
         return aioredis.Redis.from_pool(pool)
     primary: dict[str, Any] = {k: v for k, v in parse_url(url).items() if k not in ("host", "port")}
     if primary.pop("connection_class", None) is not None:  # rediss://: Sentinel's TLS class
@@ -76,4 +95,5 @@ def redis_client(
     client: aioredis.Redis = sentinel.master_for(
         master, connection_pool_class=_FollowingPool, **sized, **options
     )
+    client.connection_pool.identity = identity  # type: ignore[attr-defined]
     return client

@@ -40,12 +40,13 @@ from urllib.parse import quote
 
 import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
+from redis.exceptions import ReadOnlyError, RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from slotwise.processors.model import ApplyOutcome, ApplyStatus
 from slotwise.sinks.exceptions import CorruptRecord, StoreError, StoreUnavailable
 from slotwise.sinks.redis_connect import redis_client
+from slotwise.sinks.redis_identity import ServerIdentity
 from slotwise.topics.codec import decode_record, encode_record
 from slotwise.topics.exceptions import RecordError
 from slotwise.topics.records import Fact
@@ -145,6 +146,10 @@ def _translated(action: str) -> Iterator[None]:
         yield
     except (RedisConnectionError, RedisTimeoutError) as exc:
         raise StoreUnavailable(f"redis unavailable while {action}: {exc}") from exc
+    except ReadOnlyError as exc:
+        # A primary demoted under a client that reaches it by a fixed address: the
+        # writes wait for the address to lead to the promoted one.
+        raise StoreUnavailable(f"redis is a read-only replica while {action}: {exc}") from exc
     except RedisError as exc:
         raise StoreError(f"redis refused {action}: {exc}") from exc
 
@@ -165,8 +170,11 @@ class RedisStore:
         retention: timedelta = DEFAULT_RETENTION,
         prune_batch: int = 100,
         wait_recheck_s: float = 0.5,
+        identity: ServerIdentity | None = None,
     ) -> None:
         self._redis = client
+        # Which server the client's connections reach (``sinks/redis_identity.py``).
+        self.identity = identity or ServerIdentity()
         self._prefix = prefix
         self._retention_ms = int(retention.total_seconds() * 1000)
         self._prune_batch = prune_batch
@@ -194,14 +202,16 @@ class RedisStore:
         pool fails at once past 100 connections, and a worker with a thousand
         records in flight then spent more time in retries than in Redis.
         """
+        identity = ServerIdentity()
         client = redis_client(
             url,
             sentinels=sentinels,
             master=master,
             timeout_s=timeout_s,
             max_connections=max_connections,
+            identity=identity,
         )
-        return cls(client, prefix=prefix, retention=retention)
+        return cls(client, prefix=prefix, retention=retention, identity=identity)
 
     def _tag(self, subject_id: str) -> str:
         return f"{self._prefix}:{{{quote(subject_id, safe=_SAFE)}}}"
@@ -303,6 +313,8 @@ class RedisStore:
 
         Nothing is written if ``event_id`` was applied before (the stored
         outputs come back) or if the subject is no longer at ``expected_version``.
+        Raises :class:`StoreUnavailable` on a server other than the one
+        ``identity`` accepted (``sinks/redis_identity.py``).
         """
         foreign = [f.fact_id for f in facts if f.subject_id != subject_id]
         if foreign:
@@ -319,12 +331,18 @@ class RedisStore:
             observation_id or "",
             keys.channel,
             self._prune_batch,
+            self.identity.token,
         ]
         for fact in facts:
             current = "1" if fact.status == "current" else "0"
             args += [fact.fact_id, _slot_field(fact.attribute), current, encode_record(fact)]
         with _translated("applying an event"):
             reply = await self._apply(keys=list(keys.all), args=args)
+        if reply[0] == b"fenced":
+            raise StoreUnavailable(
+                "the Redis server changed under this event: it waits for the replay of "
+                "what the old server may have lost"
+            )
         status = ApplyStatus(reply[0].decode())
         stored = reply[2] if status is ApplyStatus.ALREADY_APPLIED else None
         return ApplyOutcome(status, int(reply[1]), stored)

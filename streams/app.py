@@ -185,6 +185,7 @@ async def run_worker(
                 marks=CommitMarks(
                     services.store.client, prefix=settings.redis_prefix, group=settings.group_id
                 ),
+                server=services.store.identity,
             )
             await worker.run(stop)
     finally:

@@ -9,8 +9,19 @@ Each commit, in this order:
 2. **flush the sinks** — the vector rows those events wrote become searchable;
    a failed flush aborts the commit (nothing is published, the same batch is
    tried again), so an offset is never committed before what it depends on;
-3. **commit the transaction** — the released outputs and offsets in one Kafka
-   transaction (KIP-447, fenced by the group's metadata).
+3. **check the store is the one the events were applied to** — if the Redis
+   server behind the store changed since the last commit (a failover, a
+   restart: ``sinks.redis_identity``), or a mark of step 1 was found below the
+   one recorded before (and so not overwritten), an event finished before the
+   change may have been applied to a server that lost it. Nothing is committed then: every
+   owned partition is handed back to the worker to replay from its last
+   commit (:attr:`Checkpoint.rewinding`), and the replays that find their apply
+   re-emit its stored outputs;
+4. **commit the transaction** — the released outputs and offsets in one Kafka
+   transaction (KIP-447, fenced by the group's metadata). A partition replaying
+   below what was committed before (its ledger's ``quiet_below``) publishes
+   nothing and commits no offset until it is past it: only its store mark moves,
+   so a crash meanwhile resumes the replay where the store is.
 
 A batch that failed to commit stays queued and is retried as it was. Partitions
 leaving the worker drop out of every later commit (:meth:`Checkpoint.release`).
@@ -30,6 +41,7 @@ from confluent_kafka import TopicPartition
 
 from slotwise.sinks.kafka_publisher import PublisherFenced, TransactionAborted
 from slotwise.streams import metrics
+from slotwise.streams.errors import StoreReplaced
 from slotwise.streams.health import Health
 from slotwise.streams.offsets import PartitionLedger, Release
 from slotwise.streams.retry import backoff
@@ -66,9 +78,12 @@ class Publisher(Protocol):
 
 
 class Marks(Protocol):
-    """Where the store records the offsets each commit covers (``sinks.redis_commits``)."""
+    """Where the store records the offsets each commit covers (``sinks.redis_commits``):
+    nothing, and the partitions, where a stored mark fell below ``last``."""
 
-    async def record(self, offsets: Mapping[TP, int]) -> None: ...
+    async def record(
+        self, offsets: Mapping[TP, int], last: Mapping[TP, int] | None = None
+    ) -> set[TP]: ...
 
 
 class Checkpoint:
@@ -81,8 +96,13 @@ class Checkpoint:
         group_metadata: Callable[[], object],
         interval_s: float = 0.2,
         marks: Marks | None = None,
+        store_generation: Callable[[], int] = lambda: 0,
     ) -> None:
         self._marks = marks
+        self._store_generation = store_generation
+        self._generation = store_generation()
+        self._rewinding: set[TP] = set()
+        self._marked: dict[TP, int] = {}  # the last mark recorded per owned partition
         self._publisher = publisher
         self._sinks = dict(sinks)  # by the name /healthz reports a failed flush under
         self._health = health
@@ -102,6 +122,12 @@ class Checkpoint:
     def committed(self) -> dict[TP, int]:
         return self._committed
 
+    @property
+    def rewinding(self) -> set[TP]:
+        """Partitions dropped by a change of store server, for the worker to take
+        again from their last commit (``take`` clears them)."""
+        return self._rewinding
+
     async def start(self) -> None:
         """Fence older instances of this replica's transactional id."""
         await self._in_thread(self._publisher.init)
@@ -118,6 +144,7 @@ class Checkpoint:
         """Own ``partitions``; below ``quiet_below`` a replayed event publishes nothing."""
         for tp in partitions:
             self._ledgers[tp] = PartitionLedger(quiet_below=(quiet_below or {}).get(tp, 0))
+        self._rewinding -= partitions
 
     async def release(self, partitions: set[TP]) -> None:
         """Forget departing partitions once a commit already under way is over.
@@ -129,9 +156,11 @@ class Checkpoint:
         """
         async with self._lock:
             self._unpublished = [(tp, r) for tp, r in self._unpublished if tp not in partitions]
+            self._rewinding -= partitions
             for tp in partitions:
                 self._ledgers.pop(tp, None)
                 self._committed.pop(tp, None)
+                self._marked.pop(tp, None)
                 with contextlib.suppress(KeyError):  # never exported
                     metrics.LAG.remove(tp[0], str(tp[1]))
 
@@ -151,6 +180,8 @@ class Checkpoint:
             try:
                 await self.commit()
                 failures = 0
+            except StoreReplaced as exc:
+                log.warning("%s", exc)
             except PublisherFenced as exc:
                 if exc.by_another:
                     raise
@@ -167,6 +198,9 @@ class Checkpoint:
 
     async def commit(self) -> None:
         async with self._lock:
+            if self._store_generation() != self._generation:
+                # Also with nothing to commit: the applies wait, fenced, for the replay.
+                self._replay_all("the Redis server changed")
             for tp, ledger in self._ledgers.items():
                 release = ledger.release()
                 if release is not None:
@@ -180,28 +214,53 @@ class Checkpoint:
             if self._marks is not None:
                 # Written after the batch's applies and before the sinks' flush (WAIT).
                 try:
-                    await self._marks.record(offsets)
+                    behind = await self._marks.record(offsets, self._marked)
                 except Exception as exc:
                     self._health.failing("redis", exc)
                     raise
                 self._health.ok("redis")
+                if behind:
+                    self._replay_all(
+                        f"the store's commit marks of {len(behind)} partitions went back"
+                    )
+                self._marked.update(offsets)
             await self._flush_sinks()
-            partitions = [TopicPartition(t, p, o) for (t, p), o in offsets.items()]
+            if self._store_generation() != self._generation:
+                self._replay_all("the Redis server changed")
+            # A replay below the partition's earlier commit moves only the store's mark.
+            ahead = {tp: o for tp, o in offsets.items() if o >= self._ledgers[tp].quiet_below}
+            partitions = [TopicPartition(t, p, o) for (t, p), o in ahead.items()]
             started = time.perf_counter()
-            try:
-                await self._in_thread(
-                    self._publisher.commit, messages, partitions, self._group_metadata()
-                )
-            except TransactionAborted as exc:
-                metrics.COMMIT_FAILURES.labels("aborted").inc()
-                self._health.failing("kafka", exc)
-                raise
-            self._health.ok("kafka")
+            if messages or partitions:
+                try:
+                    await self._in_thread(
+                        self._publisher.commit, messages, partitions, self._group_metadata()
+                    )
+                except TransactionAborted as exc:
+                    metrics.COMMIT_FAILURES.labels("aborted").inc()
+                    self._health.failing("kafka", exc)
+                    raise
+                self._health.ok("kafka")
             del self._unpublished[: len(batch)]
             metrics.COMMITS.inc()
             metrics.LAST_COMMIT.set_to_current_time()
             metrics.STAGE_SECONDS.labels("commit").observe(time.perf_counter() - started)
-            self._committed.update(offsets)
+            self._committed.update(ahead)
+
+    def _replay_all(self, why: str) -> None:
+        """Refuse the commit and drop every owned partition for a replay from its last
+        commit (step 3 of the module's docstring)."""
+        self._generation = self._store_generation()
+        dropped = set(self._ledgers)
+        self._rewinding |= dropped
+        self._ledgers.clear()
+        self._unpublished.clear()
+        self._marked.clear()
+        metrics.STORE_REWINDS.inc()
+        raise StoreReplaced(
+            f"{why} under {len(dropped)} partitions' uncommitted events; "
+            "replaying them from their last commit"
+        )
 
     async def _flush_sinks(self) -> None:
         for name, sink in self._sinks.items():

@@ -28,7 +28,10 @@ def log_stacks() -> None:
     for task in asyncio.all_tasks():
         frames, awaiting = _awaits(task.get_coro())
         summary = traceback.StackSummary.extract((f, f.f_lineno) for f in frames)
-        parts.append(f"--- task {task.get_name()}, awaiting {awaiting!r}\n")
+        parts.append(
+            f"--- task {task.get_name()}, awaiting {awaiting!r}, "
+            f"cancel requests {task.cancelling()}\n"
+        )
         parts.extend(summary.format())
     log.warning("stacks on request:\n%s", "".join(parts))
 

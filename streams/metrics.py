@@ -18,6 +18,7 @@ __all__ = [
     "REPLAYED",
     "RETRIES",
     "STAGE_SECONDS",
+    "STORE_REWINDS",
 ]
 
 EVENTS_IN = Counter("slotwise_events_in_total", "Records consumed", ["topic"])
@@ -59,4 +60,8 @@ REPLAYED = Counter(
     "slotwise_store_regression_replayed_total",
     "Committed events replayed because the store had come back without them",
     ["topic", "partition"],
+)
+STORE_REWINDS = Counter(
+    "slotwise_store_rewinds_total",
+    "Commits refused because the Redis server changed under them; their events replayed",
 )

@@ -61,6 +61,10 @@ class PartitionLedger:
         return Release(messages=tuple(released), next_offset=last + 1)
 
     @property
+    def quiet_below(self) -> int:
+        return self._quiet_below
+
+    @property
     def in_flight(self) -> int:
         return sum(1 for messages in self._events.values() if messages is None)
 

@@ -11,7 +11,6 @@ package because the benchmarks use it; no production process does.
 from __future__ import annotations
 
 import shutil
-import signal
 import time
 from pathlib import Path
 from types import TracebackType
@@ -66,13 +65,6 @@ class RedisNode(ChildProcess):
         if not parts:
             raise ProcessError(f"{self.name} has no incremental AOF in {self.dir}")
         return parts[-1]
-
-    def pause(self) -> None:
-        """SIGSTOP: the node holds its connections and answers nothing, as a hung host."""
-        self._started().send_signal(signal.SIGSTOP)
-
-    def resume(self) -> None:
-        self._started().send_signal(signal.SIGCONT)
 
     def wait_ready(self, timeout: float = 20.0) -> None:
         """Until it has loaded its data (and, as a replica, finished its first sync)."""
@@ -164,15 +156,25 @@ class ReplicatedRedis:
         """What ``SLOTWISE_REDIS_SENTINELS`` names them by."""
         return ",".join(f"127.0.0.1:{s.port}" for s in self.sentinels)
 
+    def current_primary(self) -> RedisNode | None:
+        """The node every Sentinel names as the primary now; None while they disagree."""
+        named = {s.primary() for s in self.sentinels}
+        if len(named) != 1:
+            return None
+        return next((n for n in [self.primary, *self.replicas] if n.port in named), None)
+
     def wait_failover(self, timeout: float = 60.0) -> RedisNode:
         """Until every Sentinel names a primary other than the first one; that node."""
         deadline = time.monotonic() + timeout
         while True:
-            named = {s.primary() for s in self.sentinels}
-            if len(named) == 1 and None not in named and self.primary.port not in named:
-                return next(n for n in self.replicas if n.port in named)
+            named = self.current_primary()
+            if named is not None and named is not self.primary:
+                return named
             if time.monotonic() > deadline:
-                raise ProcessError(f"no failover in {timeout:.0f} s: Sentinels name {named}")
+                raise ProcessError(
+                    f"no failover in {timeout:.0f} s: Sentinels name "
+                    f"{ {s.primary() for s in self.sentinels} }"
+                )
             time.sleep(0.2)
 
     def start(self) -> Self:

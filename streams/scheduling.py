@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Hashable, Iterable
 __all__ = ["KeyedScheduler"]
 
 log = logging.getLogger(__name__)
+_CANCEL_AGAIN_S = 1.0
 
 Job = Callable[[], Awaitable[None]]
 
@@ -115,7 +116,15 @@ class KeyedScheduler:
             self._detach(key, queue)
             task.cancel()
             tasks.append(task)
-        await asyncio.gather(*tasks, return_exceptions=True)
+        pending = set(tasks)
+        while pending:
+            _, pending = await asyncio.wait(pending, timeout=_CANCEL_AGAIN_S)
+            if pending:
+                # A cancellation can be swallowed inside a client library, and the job
+                # then goes on (a retry loop would forever): ask again until it stops.
+                log.warning("%d cancelled jobs still run; cancelling them again", len(pending))
+                for task in pending:
+                    task.cancel()
 
     def keys(self) -> list[Hashable]:
         return list(self._runners)

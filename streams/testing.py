@@ -147,6 +147,13 @@ class ChildProcess:
         process.kill()
         process.wait(10)
 
+    def pause(self) -> None:
+        """SIGSTOP: it holds its connections and answers nothing, as a hung host."""
+        self._started().send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self._started().send_signal(signal.SIGCONT)
+
     def terminate(self, timeout: float = 60.0) -> int:
         """SIGTERM, then SIGKILL if it has not exited within ``timeout``; its exit status."""
         process = self._started()

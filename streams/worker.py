@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from confluent_kafka import Consumer, KafkaError, Message, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Message, TopicPartition
 
 from slotwise.sinks.exceptions import StoreUnavailable
 from slotwise.sinks.redis_commits import CommitMarks
@@ -46,7 +46,7 @@ from slotwise.topics.exceptions import RecordError
 from slotwise.topics.outbound import Outbound
 from slotwise.topics.records import CandidateFact, Command, Observation, Record
 
-__all__ = ["ProbingPublisher", "Worker", "WorkerConfig"]
+__all__ = ["ProbingPublisher", "StoreServer", "Worker", "WorkerConfig"]
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +60,14 @@ class ProbingPublisher(Publisher, Protocol):
     """The publisher also answers the broker probe (``watch.watch_broker``)."""
 
     def probe(self, topic: str, timeout_s: float) -> object: ...
+
+
+class StoreServer(Protocol):
+    """The Redis server the store reaches (``sinks.redis_identity.ServerIdentity``)."""
+
+    generation: int
+
+    def accept(self) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +92,7 @@ class Worker:
         classify: Classifier,
         health: Health,
         marks: CommitMarks | None = None,
+        server: StoreServer | None = None,
     ) -> None:
         self._config = config
         self._catalogue = catalogue
@@ -100,8 +109,10 @@ class Worker:
             group_metadata=lambda: self._group_metadata,
             interval_s=config.commit_interval_s,
             marks=marks,
+            store_generation=(lambda: server.generation) if server is not None else lambda: 0,
         )
         self._marks = marks
+        self._server = server
         self._stuck = StuckEvents()
         self._lag = LagGauge()
         self._paused = False  # written on the poll thread only
@@ -114,6 +125,8 @@ class Worker:
     async def run(self, stop: asyncio.Event) -> None:
         """Consume until ``stop`` is set, then drain, commit and close."""
         self._loop = asyncio.get_running_loop()
+        if self._server is not None:
+            self._server.accept()  # applies go to this server only (sinks/redis_identity.py)
         await self._checkpoint.start()
         await self._on_poll_thread(self._subscribe)
         self._health.started()
@@ -127,6 +140,8 @@ class Worker:
         )
         try:
             while not stop.is_set() and not committer.done():
+                if self._checkpoint.rewinding:
+                    await self._rewind()
                 messages = await self._on_poll_thread(self._poll, self._wants_pause())
                 for message in messages:
                     self._dispatch(message)
@@ -286,7 +301,7 @@ class Worker:
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         if partitions:
             log.info("assigned %s", _names(partitions))
-        behind = self._behind(consumer, partitions)
+        behind = self._behind(self._committed_candidates(consumer, partitions))
         committed = {tp: c for tp, (_, c) in behind.items()}
         self._on_loop(self._take_partitions(_tps(partitions), committed))
         if behind:
@@ -302,22 +317,58 @@ class Worker:
         if self._paused:
             consumer.pause(partitions)
 
-    def _behind(
+    async def _rewind(self) -> None:
+        """Take the partitions a change of store server dropped (``Checkpoint.rewinding``)
+        again, as a rebalance would: their in-flight events cancelled, the consumer back
+        at each one's last commit, or at the store's mark where that is lower."""
+        again = set(self._checkpoint.rewinding)
+        keys = [k for k in self._scheduler.keys() if isinstance(k, tuple) and k[:2] in again]
+        await self._scheduler.cancel(keys)
+        if self._server is not None:
+            self._server.accept()  # nothing of the old server's time still runs
+        quiet_below = await self._on_poll_thread(self._seek_back, again)
+        self._checkpoint.take(again, quiet_below=quiet_below)
+
+    def _seek_back(self, partitions: set[TP]) -> dict[TP, int]:
+        committed = self._consumer.committed(
+            [TopicPartition(t, p) for t, p in sorted(partitions)], timeout=30
+        )
+        behind = self._behind([tp for tp in committed if tp.topic == self._catalogue.candidates])
+        for tp in committed:
+            start = (
+                behind[(tp.topic, tp.partition)][0]
+                if (tp.topic, tp.partition) in behind
+                else tp.offset
+            )
+            self._consumer.seek(
+                TopicPartition(tp.topic, tp.partition, start if start >= 0 else OFFSET_BEGINNING)
+            )
+        log.warning("replaying %s from their last commit", _names(committed))
+        return {tp: c for tp, (_, c) in behind.items()}
+
+    def _committed_candidates(
         self, consumer: Consumer, partitions: list[TopicPartition]
-    ) -> dict[TP, tuple[int, int]]:
+    ) -> list[TopicPartition]:
+        """The group's committed offsets of the candidates partitions, when marks are kept."""
+        wanted = [tp for tp in partitions if tp.topic == self._catalogue.candidates]
+        if self._marks is None or not wanted:
+            return []
+        committed: list[TopicPartition] = consumer.committed(wanted, timeout=30)
+        return committed
+
+    def _behind(self, committed: list[TopicPartition]) -> dict[TP, tuple[int, int]]:
         """Candidates partitions whose store lacks committed events: (its mark, committed).
 
         Those events are replayed from the mark: the ones whose apply survived re-emit
         their stored outputs, the lost ones are decided again (the clock is the log), and
         nothing below the committed offset is published twice (``PartitionLedger``).
         """
-        wanted = [tp for tp in partitions if tp.topic == self._catalogue.candidates]
-        if self._marks is None or self._loop is None or not wanted:
+        if self._marks is None or self._loop is None or not committed:
             return {}
-        marks = self._read_marks(_tps(wanted))
+        marks = self._read_marks(_tps(committed))
         behind: dict[TP, tuple[int, int]] = {}
         baseline: dict[TP, int] = {}
-        for tp in consumer.committed(wanted, timeout=30):
+        for tp in committed:
             mark = marks.get((tp.topic, tp.partition))
             if mark is None:
                 # The first time this store sees the partition (a new deployment, or one

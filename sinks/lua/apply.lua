@@ -3,14 +3,23 @@
 -- KEYS: facts, slots, current, meta, applied, applied_at, observations (one hash tag)
 -- ARGV: event_id, expected_version, outputs, now_ms, now_iso, cutoff_ms,
 --       observation_id ('' for none), channel, prune_limit,
+--       the run_id of the server the writer accepted ('' for any: sinks/redis_identity.py),
 --       then per fact: fact_id, slot field, '1' if current else '0', fact JSON
 -- Returns {'already_applied', version, outputs} | {'stale', version} | {'applied', version}
+--         | {'fenced', 0}: this is another server than the accepted one; nothing written
 --
 -- Every step is O(log n) in the subject's size: no JSON is decoded here.
 
 local facts, slots, current = KEYS[1], KEYS[2], KEYS[3]
 local meta, applied, applied_at, observations = KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local event_id = ARGV[1]
+
+if ARGV[10] ~= '' then
+  local id = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
+  if id ~= ARGV[10] then
+    return {'fenced', 0}
+  end
+end
 
 local version = tonumber(redis.call('HGET', meta, 'version') or '0')
 local stored = redis.call('HGET', applied, event_id)
@@ -21,7 +30,7 @@ if version ~= tonumber(ARGV[2]) then
   return {'stale', version}
 end
 
-for i = 10, #ARGV, 4 do
+for i = 11, #ARGV, 4 do
   local fact_id, field, is_current, body = ARGV[i], ARGV[i + 1], ARGV[i + 2] == '1', ARGV[i + 3]
   local was = redis.call('HGET', current, fact_id)
   if was and (was ~= field or not is_current) then

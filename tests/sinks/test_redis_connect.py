@@ -8,11 +8,14 @@ the primary.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from slotwise.sinks.exceptions import StoreUnavailable
 from slotwise.sinks.redis_store import RedisStore
 from slotwise.streams.replicated_redis import MASTER_NAME, ReplicatedRedis
 from slotwise.streams.settings import Settings
@@ -42,3 +45,73 @@ def test_a_store_finds_its_primary_through_the_sentinels(tmp_path: Path) -> None
         asyncio.run(
             scenario(Settings(redis_sentinels=nodes.sentinel_addresses).sentinel_addresses())
         )
+
+
+@pytest.mark.redis
+def test_the_store_sees_a_restart_of_its_server_as_a_new_generation(tmp_path: Path) -> None:
+    """A restart loses what the AOF had not synced: the store tells it from a new
+    ``run_id``; a reconnect to the same process is no change."""
+    with ReplicatedRedis(tmp_path, replicas=0) as nodes:
+
+        async def connected(store: RedisStore) -> int:
+            assert await store.ping()
+            return store.identity.generation
+
+        async def scenario() -> list[int]:
+            store = RedisStore.from_url(nodes.primary.url, prefix=f"t{uuid.uuid4().hex[:8]}")
+            try:
+                seen = [await connected(store)]
+                await store.client.connection_pool.disconnect()  # the same server again
+                seen.append(await connected(store))
+                nodes.primary.kill()
+                nodes.primary.start()
+                nodes.primary.wait_ready()
+                with contextlib.suppress(StoreUnavailable):
+                    await store.ping()  # the pooled connection died with the old process
+                seen.append(await connected(store))
+                return seen
+            finally:
+                await store.close()
+
+        assert asyncio.run(scenario()) == [0, 0, 1]
+
+
+@pytest.mark.redis
+def test_applies_are_fenced_to_the_accepted_server_until_the_new_one_is_accepted(
+    tmp_path: Path,
+) -> None:
+    """An event still running when the server changed must not land there before the
+    replay of what the old one lost: its apply is refused, and writes nothing."""
+    subject = "user-1"
+    now = datetime(2026, 3, 14, tzinfo=UTC)
+
+    async def apply(store: RedisStore, event_id: str) -> None:
+        version = await store.version(subject)
+        await store.apply(
+            subject, event_id, expected_version=version, facts=[], outputs=b"{}", now=now
+        )
+
+    with ReplicatedRedis(tmp_path, replicas=0) as nodes:
+
+        async def scenario() -> list[int]:
+            store = RedisStore.from_url(nodes.primary.url, prefix=f"t{uuid.uuid4().hex[:8]}")
+            try:
+                store.identity.accept()
+                await apply(store, "e1")
+                nodes.primary.kill()  # fsync everysec: e1 may or may not survive
+                nodes.primary.start()
+                nodes.primary.wait_ready()
+                with contextlib.suppress(StoreUnavailable):
+                    await store.ping()
+                before = await store.version(subject)
+                with pytest.raises(StoreUnavailable, match="server changed"):
+                    await apply(store, "e2")
+                fenced = await store.version(subject)
+                store.identity.accept()
+                await apply(store, "e2")
+                return [before, fenced, await store.version(subject) - before]
+            finally:
+                await store.close()
+
+        before, fenced, added = asyncio.run(scenario())
+        assert fenced == before and added == 1

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pytest
 from confluent_kafka import TopicPartition
 
 from slotwise.streams.checkpoint import Checkpoint
+from slotwise.streams.errors import StoreReplaced
 from slotwise.streams.health import Health
 from slotwise.topics.outbound import Outbound
 
@@ -62,9 +63,21 @@ def message(value: str) -> Outbound:
     return Outbound(topic="facts", key=b"k", value=value.encode())
 
 
-def checkpoint(log: Recorder, sink: FlakySink, health: Health | None = None) -> Checkpoint:
+def checkpoint(
+    log: Recorder,
+    sink: FlakySink,
+    health: Health | None = None,
+    *,
+    marks: RecordedMarks | None = None,
+    generation: Callable[[], int] = lambda: 0,
+) -> Checkpoint:
     return Checkpoint(
-        FakePublisher(log), {"milvus": sink}, health or Health(), group_metadata=lambda: None
+        FakePublisher(log),
+        {"milvus": sink},
+        health or Health(),
+        group_metadata=lambda: None,
+        marks=marks,
+        store_generation=generation,
     )
 
 
@@ -128,3 +141,92 @@ def test_a_released_partition_leaves_every_later_commit() -> None:
     asyncio.run(scenario())
     assert log.commits == [([b"a"], {TP0: 1})]
     assert set(point.ledgers) == {TP0}
+
+
+def test_a_change_of_store_server_refuses_the_commit_and_hands_every_partition_back() -> None:
+    log = Recorder()
+    generation = [0]
+    point = checkpoint(log, FlakySink(log), generation=lambda: generation[0])
+
+    async def scenario() -> None:
+        point.take({TP0, TP1})
+        for tp, value in ((TP0, "a"), (TP1, "b")):
+            point.ledgers[tp].track(0)
+            point.ledgers[tp].complete(0, (message(value),))
+        generation[0] = 1  # a failover: the applies of "a" and "b" may be gone
+        with pytest.raises(StoreReplaced):
+            await point.commit()
+        assert point.rewinding == {TP0, TP1}
+        assert point.ledgers == {}
+        await point.commit()  # nothing left to commit: the events replay
+        point.take({TP0, TP1})
+        assert point.rewinding == set()
+        point.ledgers[TP0].track(0)
+        point.ledgers[TP0].complete(0, (message("a"),))
+        await point.commit()  # the same server since the change: it commits
+
+    asyncio.run(scenario())
+    assert log.commits == [([b"a"], {TP0: 1})]
+
+
+def test_a_replay_below_the_earlier_commit_moves_the_mark_but_not_the_group_offset() -> None:
+    log = Recorder()
+    marks = RecordedMarks()
+    point = checkpoint(log, FlakySink(log), marks=marks)
+
+    async def scenario() -> None:
+        point.take({TP0}, quiet_below={TP0: 12})  # the store holds 10, 12 were committed
+        ledger = point.ledgers[TP0]
+        for offset in (10, 11, 12):
+            ledger.track(offset)
+        ledger.complete(10, (message("replayed"),))
+        await point.commit()
+        ledger.complete(11, (message("replayed"),))
+        ledger.complete(12, (message("new"),))
+        await point.commit()
+
+    asyncio.run(scenario())
+    assert marks.recorded == [{TP0: 11}, {TP0: 13}]
+    # 11 < 12: no transaction at all; then only the event past the earlier commit.
+    assert log.commits == [([b"new"], {TP0: 13})]
+    assert point.committed == {TP0: 13}
+
+
+def test_marks_gone_back_refuse_the_commit_and_hand_every_partition_back() -> None:
+    log = Recorder()
+    marks = RecordedMarks()
+    point = checkpoint(log, FlakySink(log), marks=marks)
+
+    async def scenario() -> None:
+        point.take({TP0, TP1})
+        point.ledgers[TP0].track(0)
+        point.ledgers[TP0].complete(0, (message("a"),))
+        await point.commit()
+        point.ledgers[TP0].track(1)
+        point.ledgers[TP0].complete(1, (message("b"),))
+        marks.behind = {TP0}  # the store restarted short of the first commit's mark
+        with pytest.raises(StoreReplaced):
+            await point.commit()
+
+    asyncio.run(scenario())
+    assert marks.last == [{}, {TP0: 1}]  # the second record compared with the first
+    assert log.commits == [([b"a"], {TP0: 1})]
+    assert point.rewinding == {TP0, TP1}
+
+
+@dataclass
+class RecordedMarks:
+    recorded: list[dict[tuple[str, int], int]] = field(default_factory=list)
+    last: list[dict[tuple[str, int], int]] = field(default_factory=list)
+    behind: set[tuple[str, int]] = field(default_factory=set)
+
+    async def record(
+        self,
+        offsets: Mapping[tuple[str, int], int],
+        last: Mapping[tuple[str, int], int] | None = None,
+    ) -> set[tuple[str, int]]:
+        self.last.append(dict(last or {}))
+        if self.behind:
+            return self.behind
+        self.recorded.append(dict(offsets))
+        return set()

@@ -144,3 +144,28 @@ def test_a_job_submitted_while_its_key_is_being_cancelled_runs() -> None:
         return seen
 
     assert asyncio.run(scenario()) == ["fresh"]
+
+
+def test_cancel_returns_even_when_a_job_swallows_the_first_cancellation() -> None:
+    """As a client library can: the job goes on as if its call had failed."""
+
+    async def scenario() -> int:
+        scheduler = KeyedScheduler()
+        swallowed = 0
+
+        async def stubborn() -> None:
+            nonlocal swallowed
+            while True:
+                try:
+                    await asyncio.sleep(0.05)
+                except asyncio.CancelledError:
+                    if swallowed:
+                        raise
+                    swallowed += 1
+
+        scheduler.submit("k", stubborn)
+        await asyncio.sleep(0.01)
+        await asyncio.wait_for(scheduler.cancel(["k"]), timeout=10)
+        return swallowed
+
+    assert asyncio.run(scenario()) == 1

@@ -158,6 +158,7 @@ def test_calibration_recovers_known_half_lives_through_a_crash(
         "SLOTWISE_FORGET_CALIBRATE_REFRESH_S": "3600",
     }
     argv = [sys.executable, "-m", "slotwise.streams.calibrate_app"]
+    app: ChildProcess | None = None
     try:
         app = ChildProcess(argv, tmp_path / "calibrate-1.log", env=env).start()
         _until_counted(pipeline, app, half, timeout=300)
@@ -196,6 +197,9 @@ def test_calibration_recovers_known_half_lives_through_a_crash(
         )
         assert AttributeSchema.load().attributes["current_location"].half_life_days == 30
     finally:
+        # A failed wait leaves the app running; it would outlive the test and its topics.
+        if app is not None and app.alive():
+            app.kill()
         _drop_app_topics(pipeline)
 
 

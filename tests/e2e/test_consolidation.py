@@ -17,7 +17,7 @@ import json
 import threading
 import uuid
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -28,7 +28,6 @@ from slotwise.topics.records import CandidateFact
 from tests.e2e.conftest import PipelineFactory
 from tests.e2e.harness import Pipeline, store_call
 from tests.e2e.lifecycle import (
-    T0,
     Rules,
     apply,
     by_text,
@@ -54,7 +53,11 @@ RELATED = [
     "User starts volunteering at the shelter on Monday.",
     "User starts a cooking course on Monday.",
 ]
-AS_OF = (T0 + timedelta(days=60)).isoformat()
+# The passes' clock, which is their commands' Kafka timestamp: recent, as every record's
+# must be. The candidates topic keeps 7 days by record time, and the broker deletes older
+# records at its next retention check whether a worker has read them or not.
+AS_OF_TIME = datetime.now(UTC).replace(microsecond=0)
+AS_OF = AS_OF_TIME.isoformat()
 
 
 @pytest.fixture
@@ -230,7 +233,7 @@ def test_kill_9_during_a_consolidation_pass_leaves_the_state_of_a_clean_run(
 ) -> None:
     subjects = [f"k{i:02d}-{uuid.uuid4().hex[:4]}" for i in range(12)]
     records = [c for s in subjects for c in _planted(s)]
-    base_ms = int(T0.timestamp() * 1000)
+    base_ms = int((AS_OF_TIME - timedelta(hours=1)).timestamp() * 1000)  # both runs alike
     with FakeAnthropic(responder=rules, latency_s=0.15) as fake:
         clean, crashed = pipeline_factory(), pipeline_factory()
         for run in (clean, crashed):

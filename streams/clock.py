@@ -1,7 +1,10 @@
-"""The clock of the write path: the Kafka timestamp of the record being applied.
+"""The clock of the write path: the time the record being applied carries.
 
 Transaction time (``recorded_at``) is when the log received the record, not
-when a worker happened to process it. Taking it from the record makes a
+when a worker happened to process it: the Kafka timestamp of a write, the
+``issued_at`` of a command (published with the time it was sent, so a pass
+evaluated at an old ``--as-of`` is not aged out of the topic by its own
+timestamp: ``streams/command_log.py``). Taking it from the record makes a
 replay after a crash, or a second worker group rebuilding state from the same
 log, write byte-identical facts and events.
 """

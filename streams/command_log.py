@@ -3,10 +3,12 @@
 The background jobs and the review CLI change a subject only by publishing a
 ``command/1`` keyed by the subject, with the partitioner every producer of
 the topic uses (librdkafka's default), so the command lands on the subject's
-partition and is ordered with its writes. Its Kafka timestamp is the
-command's ``issued_at``: the worker's clock is the log's, so the facts a
-command writes carry that instant as ``recorded_at``, and a pass run again
-with the same ``--as-of`` writes byte-identical state.
+partition and is ordered with its writes. The worker's clock for a command
+is its ``issued_at`` (``streams/clock.py``), so the facts a command writes
+carry that instant as ``recorded_at``, and a pass run again with the same
+``--as-of`` writes byte-identical state. Its Kafka timestamp is the time it
+was published: the topic's retention counts from there, so a pass evaluated
+at an instant older than the retention is not deleted before a worker reads it.
 """
 
 from __future__ import annotations
@@ -42,7 +44,6 @@ class CommandPublisher:
             self._topic,
             key=command.subject_id.encode(),
             value=encode_record(command),
-            timestamp=int(command.issued_at.timestamp() * 1000),
             headers=[("content-type", CONTENT_TYPE.encode()), ("schema", b"command/1")],
             on_delivery=delivered,
         )

@@ -253,7 +253,7 @@ class Worker:
         self._scheduler.submit(key, lambda: self._process(ledger, consumed, record))
 
     async def _process(self, ledger: PartitionLedger, consumed: Consumed, record: Record) -> None:
-        clock.event_time(consumed.timestamp)
+        clock.event_time(record.issued_at if isinstance(record, Command) else consumed.timestamp)
         with tracing.record_span(f"slotwise {type(record).__name__}", consumed.headers):
             result = await self._retry.run(
                 lambda: self._handle(record),

@@ -17,6 +17,26 @@ only and is recovered whole; ``slotwise calibrate`` sums a category's entries.
 Each entry also keeps the last source offset it counted, so an event that faust
 redelivers after a crash (its commits are at-least-once) is not counted twice.
 
+*No fetch before the flow; the table owns the source positions.* Two faust
+behaviours around a restart lose events the offset guard cannot bring back:
+
+- After the table's recovery faust resumes the stream partitions, seeks them to
+  their committed offsets, and only then resumes the flow, which clears the
+  stream queues. Its fetcher, already running for the recovery, delivers events
+  in between; those still queued at the clear are dropped while faust's read
+  position has passed them, and its commits then pass them too. So the app's
+  consumer holds the stream partitions until faust resumes the flow.
+- faust commits a source offset after a flush of its producer buffer that
+  returns when no message has gone out for 0.1 s and does not wait for one
+  already taken from the buffer: under load, the table changes of the last
+  events counted can still be unsent when their offsets are committed, and a
+  kill -9 loses them while the commit stands. So when faust seeks to the
+  committed offsets, the app seeks each source partition back to the offset
+  after the last event the table counted from it, when that is earlier: those
+  events are read again and counted once, the offset guard skipping any the
+  table holds. Events skipped outright (an erased fact, an attribute not
+  single-valued) move no entry; they are read again and skipped again.
+
 Every ``calibrate_refresh_s`` the app fits the half-lives (the censored part
 from a scan of the store's still-true facts) and exports
 ``slotwise_halflife_proposed_days``, ``slotwise_halflife_drift`` (proposed ÷
@@ -31,11 +51,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import faust
 from faust.transport.drivers import aiokafka as faust_aiokafka
+from faust.types import TP
 from prometheus_client import Gauge, start_http_server
 
 from slotwise.processors.calibration import current_half_lives
@@ -82,8 +104,54 @@ class _ReadCommittedThread(faust_aiokafka.AIOKafkaConsumerThread):
 
 
 class _Consumer(faust_aiokafka.Consumer):
+    """faust's consumer, reading ``read_committed``, with the stream partitions resumed
+    only once the flow is (see the module docstring) and their positions the table's."""
+
+    _held: set[TP]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._held = set()
+
     def _new_consumer_thread(self) -> faust_aiokafka.AIOKafkaConsumerThread:
         return _ReadCommittedThread(self, loop=self.loop, beacon=self.beacon)
+
+    def resume_partitions(self, tps: Iterable[TP]) -> None:
+        # faust resumes the stream partitions before its seek, and clears the stream
+        # queues when it resumes the flow after: what is fetched between is lost.
+        changelogs = self.app.tables.changelog_topics
+        wanted = set(tps)
+        streams = {tp for tp in wanted if tp.topic not in changelogs}
+        self._held |= streams
+        super().resume_partitions(wanted - streams)
+
+    def resume_flow(self) -> None:
+        super().resume_flow()
+        held, self._held = self._held, set()
+        super().resume_partitions(held)
+
+    def pause_partitions(self, tps: Iterable[TP]) -> None:
+        tpset = set(tps)
+        self._held -= tpset  # a rebalance: they are resumed again after its recovery
+        super().pause_partitions(tpset)
+
+    async def seek_to_committed(self) -> Mapping[TP, int]:
+        """faust's seek before the flow resumes (after a rebalance's table recovery, or on
+        a fetch while the flow is stopped): a source partition whose committed offset is
+        past the table's position goes back to that position: a commit can outrun the
+        table changes of the events it covers (see the module docstring)."""
+        committed = dict(await super().seek_to_committed())
+        position = cast(_App, self.app).source_position
+        back: dict[TP, int] = {}
+        for tp, offset in committed.items():
+            resume = position(tp)
+            if resume is not None and offset is not None and resume < offset:
+                log.info("%s: committed %d, the table resumes at %d", tp, offset, resume)
+                back[tp] = resume
+        if back:
+            await self.seek_wait(back)  # in the consumer's thread, as faust's own seek
+        # faust's read and commit marks follow the returned offsets
+        return {**committed, **back}
 
 
 class _Transport(faust_aiokafka.Transport):
@@ -91,6 +159,10 @@ class _Transport(faust_aiokafka.Transport):
 
 
 class _App(faust.App):
+    #: The source offset to resume a partition at, as the table knows it (None: no
+    #: opinion, faust's committed offset stands); set by :func:`build_app`.
+    source_position: Callable[[TP], int | None]
+
     def _new_transport(self) -> Any:
         return _Transport(self.conf.broker_consumer, self)
 
@@ -119,6 +191,19 @@ def build_app(
         settings.catalogue().supersessions, key_serializer="raw", value_serializer="raw"
     )
     table = app.Table(TABLE, default=None, partitions=settings.partitions, key_type=str)
+
+    def source_position(tp: TP) -> int | None:
+        """The offset after the last event counted from a source partition, in any category."""
+        if tp.topic != source.get_topic_name():
+            return None
+        counted = [
+            entry["offset"]
+            for key, entry in table.items()
+            if entry and key.rpartition("/")[2] == str(tp.partition)
+        ]
+        return max(counted) + 1 if counted else None
+
+    app.source_position = source_position
     holder: list[RedisStore] = []
 
     def store() -> RedisStore:

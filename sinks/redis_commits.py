@@ -58,6 +58,12 @@ class CommitMarks:
             behind = await self._record(keys=[self._key], args=args)
         return {fields[name.decode()] for name in behind}
 
+    async def probe(self) -> None:
+        """One round trip: on a connection opened anew it tells the store's identity
+        which server answers (``sinks/redis_identity.py``)."""
+        with _translated("probing the store"):
+            await self._redis.ping()
+
     async def read(self, partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int]:
         """The recorded next offset of each partition that has one."""
         wanted = list(partitions)

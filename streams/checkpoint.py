@@ -52,6 +52,7 @@ __all__ = ["TP", "Checkpoint", "Marks", "Publisher", "Sink"]
 log = logging.getLogger(__name__)
 
 TP = tuple[str, int]
+_PROBE_EVERY_S = 1.0
 
 
 class Sink(Protocol):
@@ -85,6 +86,8 @@ class Marks(Protocol):
         self, offsets: Mapping[TP, int], last: Mapping[TP, int] | None = None
     ) -> set[TP]: ...
 
+    async def probe(self) -> None: ...
+
 
 class Checkpoint:
     def __init__(
@@ -102,7 +105,9 @@ class Checkpoint:
         self._store_generation = store_generation
         self._generation = store_generation()
         self._rewinding: set[TP] = set()
+        self._rewind_due = False  # also with no partition owned: the server is accepted
         self._marked: dict[TP, int] = {}  # the last mark recorded per owned partition
+        self._probed_at = 0.0
         self._publisher = publisher
         self._sinks = dict(sinks)  # by the name /healthz reports a failed flush under
         self._health = health
@@ -127,6 +132,15 @@ class Checkpoint:
         """Partitions dropped by a change of store server, for the worker to take
         again from their last commit (``take`` clears them)."""
         return self._rewinding
+
+    @property
+    def rewind_due(self) -> bool:
+        """A change of store server awaits the worker's :meth:`rewound`, even if it found
+        no partition to drop: the worker still has to accept the new server."""
+        return self._rewind_due or bool(self._rewinding)
+
+    def rewound(self) -> None:
+        self._rewind_due = False
 
     async def start(self) -> None:
         """Fence older instances of this replica's transactional id."""
@@ -207,6 +221,7 @@ class Checkpoint:
                     self._unpublished.append((tp, release))
                 metrics.IN_FLIGHT.labels(tp[0], str(tp[1])).set(ledger.held)
             if not self._unpublished:
+                await self._probe_store()
                 return
             batch = list(self._unpublished)
             messages = [m for _, release in batch for m in release.messages]
@@ -247,12 +262,28 @@ class Checkpoint:
             metrics.STAGE_SECONDS.labels("commit").observe(time.perf_counter() - started)
             self._committed.update(ahead)
 
+    async def _probe_store(self) -> None:
+        """With nothing to commit, ask the store once a second: a Redis that restarted
+        behind under an idle worker is noticed (and healed) without waiting for traffic."""
+        if self._marks is None or time.monotonic() - self._probed_at < _PROBE_EVERY_S:
+            return
+        self._probed_at = time.monotonic()
+        try:
+            await self._marks.probe()
+        except Exception as exc:
+            self._health.failing("redis", exc)
+            raise
+        self._health.ok("redis")
+        if self._store_generation() != self._generation:
+            self._replay_all("the Redis server changed")
+
     def _replay_all(self, why: str) -> None:
         """Refuse the commit and drop every owned partition for a replay from its last
         commit (step 3 of the module's docstring)."""
         self._generation = self._store_generation()
         dropped = set(self._ledgers)
         self._rewinding |= dropped
+        self._rewind_due = True
         self._ledgers.clear()
         self._unpublished.clear()
         self._marked.clear()

@@ -140,7 +140,7 @@ class Worker:
         )
         try:
             while not stop.is_set() and not committer.done():
-                if self._checkpoint.rewinding:
+                if self._checkpoint.rewind_due:
                     await self._rewind()
                 messages = await self._on_poll_thread(self._poll, self._wants_pause())
                 for message in messages:
@@ -326,8 +326,10 @@ class Worker:
         await self._scheduler.cancel(keys)
         if self._server is not None:
             self._server.accept()  # nothing of the old server's time still runs
-        quiet_below = await self._on_poll_thread(self._seek_back, again)
-        self._checkpoint.take(again, quiet_below=quiet_below)
+        self._checkpoint.rewound()
+        if again:
+            quiet_below = await self._on_poll_thread(self._seek_back, again)
+            self._checkpoint.take(again, quiet_below=quiet_below)
 
     def _seek_back(self, partitions: set[TP]) -> dict[TP, int]:
         committed = self._consumer.committed(

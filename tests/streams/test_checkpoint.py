@@ -169,6 +169,45 @@ def test_a_change_of_store_server_refuses_the_commit_and_hands_every_partition_b
     assert log.commits == [([b"a"], {TP0: 1})]
 
 
+def test_a_change_of_store_server_is_due_even_with_no_partition_owned() -> None:
+    """A standby replica must still accept the new server, or the partitions it takes
+    later would be fenced from every apply."""
+    log = Recorder()
+    generation = [0]
+    point = checkpoint(log, FlakySink(log), generation=lambda: generation[0])
+
+    async def scenario() -> None:
+        await point.commit()
+        assert not point.rewind_due
+        generation[0] = 1
+        with pytest.raises(StoreReplaced):
+            await point.commit()
+        assert point.rewind_due and point.rewinding == set()
+        point.rewound()
+        assert not point.rewind_due
+        await point.commit()  # the same server since: nothing to refuse
+
+    asyncio.run(scenario())
+
+
+def test_an_idle_checkpoint_probes_the_store_and_sees_it_changed() -> None:
+    """No traffic, so no connection would notice a restarted Redis: the probe does."""
+    log = Recorder()
+    generation = [0]
+    marks = RecordedMarks(on_probe=lambda: generation.__setitem__(0, 1))
+    point = checkpoint(log, FlakySink(log), marks=marks, generation=lambda: generation[0])
+
+    async def scenario() -> None:
+        point.take({TP0})
+        with pytest.raises(StoreReplaced):
+            await point.commit()  # nothing to commit; the probe reconnects to a new server
+        assert point.rewinding == {TP0}
+        await point.commit()  # within the second: no second probe
+
+    asyncio.run(scenario())
+    assert marks.probes == 1
+
+
 def test_a_replay_below_the_earlier_commit_moves_the_mark_but_not_the_group_offset() -> None:
     log = Recorder()
     marks = RecordedMarks()
@@ -219,6 +258,12 @@ class RecordedMarks:
     recorded: list[dict[tuple[str, int], int]] = field(default_factory=list)
     last: list[dict[tuple[str, int], int]] = field(default_factory=list)
     behind: set[tuple[str, int]] = field(default_factory=set)
+    probes: int = 0
+    on_probe: Callable[[], None] = lambda: None
+
+    async def probe(self) -> None:
+        self.probes += 1
+        self.on_probe()
 
     async def record(
         self,

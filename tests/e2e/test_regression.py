@@ -78,8 +78,8 @@ def test_a_store_restarted_one_second_behind_is_healed(
     crash: str, node: ReplicatedRedis, pipeline_factory: PipelineFactory, stack: Settings
 ) -> None:
     # Slot-keyed writes only: a free-text event decided again is matched against a
-    # Milvus index that is not rolled back with Redis (its rows are those of the
-    # facts as the lost events left them), so it may decide otherwise than the first
+    # Milvus index that is not rolled back with Redis (a superseded incumbent's row
+    # already moved out of the hot tier), so it may decide otherwise than the first
     # time; the heal is exact for what the slot join decides.
     config = WorkloadConfig(
         subjects=60, count=CANDIDATES, seed=31, contradiction_rate=0.2, free_text_rate=0.0,

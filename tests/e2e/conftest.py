@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from slotwise.streams.settings import Settings
-from slotwise.streams.testing import drop_deployment
+from slotwise.streams.testing import WorkerProcess, drop_deployment
 from slotwise.topics.admin import ensure_topics
 from slotwise.topics.catalogue import Catalogue
 from tests.e2e.harness import Pipeline
@@ -25,10 +26,19 @@ def foreign_hits(pipeline: Pipeline) -> float:
     total = 0.0
     for worker in pipeline.workers:
         if worker.alive():
-            samples = worker.metrics()
+            samples = _exported(worker)
             assert FOREIGN in samples, f"{worker.name} exported no {FOREIGN}:\n{worker.log_tail()}"
             total += samples[FOREIGN]
     return total
+
+
+def _exported(worker: WorkerProcess, timeout: float = 60.0) -> dict[str, float]:
+    """The worker's metrics once it answers: a replica restarted just before the test
+    ended may still be starting, and a loaded one may miss a single scrape's deadline."""
+    deadline = time.monotonic() + timeout
+    while not (samples := worker.metrics()) and time.monotonic() < deadline and worker.alive():
+        time.sleep(0.5)
+    return samples
 
 
 PipelineFactory = Callable[[], Pipeline]

@@ -26,6 +26,14 @@ behaviours around a restart lose events the offset guard cannot bring back:
   in between; those still queued at the clear are dropped while faust's read
   position has passed them, and its commits then pass them too. So the app's
   consumer holds the stream partitions until faust resumes the flow.
+- Its fetcher hands the consumer thread faust's own set of active partitions,
+  which the thread reads while it waits (up to a second) for records. The hold
+  empties that set (the changelog read to its end is paused, the stream
+  partitions are not resumed yet), and aiokafka takes an empty set for every
+  partition: records that arrive after the seek to the committed offsets are
+  taken for the held partitions and dropped by faust (not active), and the
+  partitions resume past them with nothing more counted and nothing logged. So
+  the app's consumer hands the thread a copy of the set as it is at the call.
 - faust commits a source offset after a flush of its producer buffer that
   returns when no message has gone out for 0.1 s and does not wait for one
   already taken from the buffer: under load, the table changes of the last
@@ -56,6 +64,7 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 import faust
+from faust.transport.consumer import RecordMap
 from faust.transport.drivers import aiokafka as faust_aiokafka
 from faust.types import TP
 from prometheus_client import Gauge, start_http_server
@@ -116,6 +125,13 @@ class _Consumer(faust_aiokafka.Consumer):
     def _new_consumer_thread(self) -> faust_aiokafka.AIOKafkaConsumerThread:
         return _ReadCommittedThread(self, loop=self.loop, beacon=self.beacon)
 
+    async def _getmany(self, active_partitions: set[TP] | None, timeout: float) -> RecordMap:
+        # faust hands the consumer thread its own set of active partitions, which the
+        # hold and the pauses change while the thread waits for records; emptied, it
+        # makes aiokafka read every partition, the held ones too (module docstring).
+        asked = None if active_partitions is None else set(active_partitions)
+        return await super()._getmany(asked, timeout)
+
     def resume_partitions(self, tps: Iterable[TP]) -> None:
         # faust resumes the stream partitions before its seek, and clears the stream
         # queues when it resumes the flow after: what is fetched between is lost.
@@ -128,6 +144,10 @@ class _Consumer(faust_aiokafka.Consumer):
     def resume_flow(self) -> None:
         super().resume_flow()
         held, self._held = self._held, set()
+        if held:
+            # A stall after "Worker ready" logs nothing else: this says which partitions
+            # the app let go, and when.
+            log.info("resuming the held partitions %s", _tps(held))
         super().resume_partitions(held)
 
     def pause_partitions(self, tps: Iterable[TP]) -> None:
@@ -152,6 +172,14 @@ class _Consumer(faust_aiokafka.Consumer):
             await self.seek_wait(back)  # in the consumer's thread, as faust's own seek
         # faust's read and commit marks follow the returned offsets
         return {**committed, **back}
+
+
+def _tps(tps: Iterable[TP]) -> str:
+    """``topic[0, 2]`` per topic, for a log line."""
+    by_topic: dict[str, list[int]] = {}
+    for tp in tps:
+        by_topic.setdefault(tp.topic, []).append(tp.partition)
+    return ", ".join(f"{topic}{sorted(parts)}" for topic, parts in sorted(by_topic.items()))
 
 
 class _Transport(faust_aiokafka.Transport):

@@ -17,6 +17,7 @@ import json
 import math
 import os
 import random
+import signal
 import subprocess
 import sys
 import time
@@ -25,12 +26,20 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from confluent_kafka import Consumer, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from slotwise.processors.calibration import current_half_lives
 from slotwise.processors.schema import AttributeSchema
 from slotwise.sinks.redis_store import RedisStore
-from slotwise.streams.calibration_read import app_id, changelog_lifetimes, fits_of, store_lifetimes
+from slotwise.streams.calibration_read import (
+    CalibrationUnavailable,
+    app_id,
+    changelog_lifetimes,
+    changelog_topic,
+    fits_of,
+    store_lifetimes,
+)
 from slotwise.streams.testing import ChildProcess, free_port
 from slotwise.topics.records import Fact, SupersessionEvent
 from tests.e2e.harness import Pipeline
@@ -135,11 +144,58 @@ def _closed(pipeline: Pipeline) -> int:
 
 def _until_counted(pipeline: Pipeline, app: ChildProcess, expected: int, timeout: float) -> None:
     deadline = time.monotonic() + timeout
-    while (seen := _closed(pipeline)) < expected:
+    seen: int | str = 0
+    while True:
+        try:
+            seen = _closed(pipeline)
+        except CalibrationUnavailable as exc:
+            # The app has just created its changelog: its partitions can still lack a
+            # leader for a moment. Anything lasting shows in the message at the deadline.
+            seen = f"none readable ({exc})"
+        if isinstance(seen, int) and seen >= expected:
+            return
         app.check_alive()
         if time.monotonic() > deadline:
-            raise TimeoutError(f"the app counted {seen} of {expected}:\n{app.log_tail()}")
+            # The offsets say which side stopped: the group's commits short of the end,
+            # nothing was processed; at the end with the count short, the table's changelog
+            # writes did not go out. On SIGUSR1 mode's worker appends every thread's and
+            # task's stack to the app's log (after the tail quoted here).
+            tail = app.log_tail()
+            os.kill(app.pid, signal.SIGUSR1)
+            raise TimeoutError(
+                f"the app counted {seen} of {expected}\n{_positions(pipeline)}\n"
+                f"stacks requested into {app.log_path}; its log until then:\n{tail}"
+            )
         time.sleep(1.0)
+
+
+def _positions(pipeline: Pipeline) -> str:
+    """Per partition of the source topic, the app's committed offset and the end offset;
+    per partition of its changelog, the end offset."""
+    group = app_id(pipeline.deployment)
+    # It joins nothing (no subscribe) and commits nothing: it only reads the group's offsets.
+    consumer = Consumer(
+        pipeline.settings.librdkafka({"group.id": group, "enable.auto.commit": False})
+    )
+    try:
+        source = pipeline.catalogue.supersessions
+        wanted = [TopicPartition(source, p) for p in range(pipeline.catalogue.partitions)]
+        committed = {tp.partition: tp.offset for tp in consumer.committed(wanted, timeout=10)}
+        ends = {tp.partition: consumer.get_watermark_offsets(tp, timeout=10)[1] for tp in wanted}
+        changelog = changelog_topic(pipeline.deployment)
+        logged = {
+            p: consumer.get_watermark_offsets(TopicPartition(changelog, p), timeout=10)[1]
+            for p in range(pipeline.catalogue.partitions)
+        }
+    except KafkaException as exc:
+        return f"offsets of group {group}: {exc!r}"
+    finally:
+        consumer.close()
+    return (
+        f"{source} committed/end by partition: "
+        + ", ".join(f"{p}: {committed[p]}/{ends[p]}" for p in sorted(ends))
+        + f"; {changelog} end by partition: {logged}"
+    )
 
 
 @pytest.mark.timeout(1200)

@@ -6,7 +6,8 @@ committed offset can be past the events the recovered table counted (a commit
 that outran the table changes of its last events before a kill -9); the app's
 seek to the committed offsets then goes back to the table's position for that
 source partition, and leaves alone a partition the table has no opinion on or
-has counted past.
+has counted past. A fetch under way when the hold empties faust's set of active
+partitions reads the partitions it was asked for, not every one.
 """
 
 from __future__ import annotations
@@ -78,3 +79,38 @@ def test_the_stream_partitions_wait_for_the_flow(tmp_path: Path) -> None:
     consumer.pause_partitions({TP(source, 0)})  # a rebalance before the flow resumed
     consumer.resume_flow()
     assert consumer._get_active_partitions() == {TP(source, 1)}
+
+
+def test_a_fetch_under_way_reads_the_partitions_it_was_asked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The consumer thread waits up to the fetch timeout for records while the app moves on:
+    the changelog read to its end is paused and the stream partitions are held, which empties
+    faust's set of active partitions. aiokafka reads an empty set as every partition: had the
+    thread been handed faust's own set, the first records to arrive after the seek to the
+    committed offsets would be taken off aiokafka for the held stream partitions and then
+    dropped by faust (not active), and the partitions would resume past them."""
+    app, source = _app(tmp_path)
+    consumer = app.consumer
+    changelog = TP(app.tables[TABLE].changelog_topic.get_topic_name(), 0)
+    streams = {TP(source, 0), TP(source, 1)}
+    buffered = {changelog: ["entry"], TP(source, 0): ["event"], TP(source, 1): ["event"]}
+    drained: list[set[TP]] = []
+
+    async def thread_getmany(active_partitions: set[TP] | None, timeout: float) -> Any:
+        # while the thread waits, the app's recovery goes on
+        consumer.pause_partitions({changelog})  # the changelog is read to its end
+        consumer.resume_partitions(streams)  # held until the flow resumes
+        # records arrive (after the seek): what aiokafka's Fetcher.fetched_records takes
+        drained.append({tp for tp in buffered if not active_partitions or tp in active_partitions})
+        return {}
+
+    monkeypatch.setattr(consumer._thread, "getmany", thread_getmany)
+    consumer.pause_partitions({changelog, *streams})
+    consumer.resume_partitions({changelog})
+
+    asyncio.run(consumer._wait_next_records(1.0))
+
+    assert drained == [{changelog}]
+    consumer.resume_flow()
+    assert consumer._get_active_partitions() == streams

@@ -29,6 +29,7 @@ from slotwise.streams.erasure import open_erasure
 from slotwise.streams.failures import classify
 from slotwise.streams.forgetting import open_forgetting
 from slotwise.streams.health import Health, HealthServer
+from slotwise.streams.index_heal import IndexHeal
 from slotwise.streams.kafka_clients import worker_consumer, worker_publisher
 from slotwise.streams.redis_open import open_store
 from slotwise.streams.settings import Settings
@@ -56,6 +57,7 @@ class Services:
     store: RedisStore
     index: MilvusIndex
     write_path: WritePath
+    heal: IndexHeal
 
 
 def replica_name(settings: Settings, instance: str | None = None) -> str:
@@ -137,7 +139,8 @@ async def open_services(settings: Settings, stack: AsyncExitStack) -> Services:
         },
         observers=(background.follow.after_candidate,),
     )
-    return Services(settings.catalogue(), store, index, write_path)
+    heal = IndexHeal(store, index, forgetting.tiers)
+    return Services(settings.catalogue(), store, index, write_path, heal)
 
 
 def commit_sinks(settings: Settings, services: Services) -> dict[str, Sink]:
@@ -186,6 +189,7 @@ async def run_worker(
                     services.store.client, prefix=settings.redis_prefix, group=settings.group_id
                 ),
                 server=services.store.identity,
+                heal=services.heal,
             )
             await worker.run(stop)
     finally:

@@ -11,6 +11,7 @@ __all__ = [
     "DECISIONS",
     "EVENTS_APPLIED",
     "EVENTS_IN",
+    "INDEX_HEALS",
     "IN_FLIGHT",
     "LAG",
     "LAST_COMMIT",
@@ -60,6 +61,11 @@ REPLAYED = Counter(
     "slotwise_store_regression_replayed_total",
     "Committed events replayed because the store had come back without them",
     ["topic", "partition"],
+)
+INDEX_HEALS = Counter(
+    "slotwise_index_heals_total",
+    "Subjects whose vector rows were checked against the store before a healing replay",
+    ["outcome"],
 )
 STORE_REWINDS = Counter(
     "slotwise_store_rewinds_total",

@@ -34,6 +34,9 @@ class PartitionLedger:
         # Offsets below it were committed before, their outputs published: a replay that
         # heals a store gone behind the log releases only their offsets (streams/worker.py).
         self._quiet_below = quiet_below
+        # Subjects whose vector rows were put back in line with the store for this
+        # replay (streams/index_heal.py): once each, before their first replayed event.
+        self.healed: set[str] = set()
 
     def track(self, offset: int) -> None:
         if self._events and offset <= next(reversed(self._events)):
@@ -63,6 +66,10 @@ class PartitionLedger:
     @property
     def quiet_below(self) -> int:
         return self._quiet_below
+
+    def replays(self, offset: int) -> bool:
+        """Whether the event at ``offset`` was committed before: a replay healing a store."""
+        return offset < self._quiet_below
 
     @property
     def in_flight(self) -> int:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Coroutine, Hashable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Hashable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -46,7 +46,7 @@ from slotwise.topics.exceptions import RecordError
 from slotwise.topics.outbound import Outbound
 from slotwise.topics.records import CandidateFact, Command, Observation, Record
 
-__all__ = ["ProbingPublisher", "StoreServer", "Worker", "WorkerConfig"]
+__all__ = ["ProbingPublisher", "StoreServer", "SubjectHeal", "Worker", "WorkerConfig"]
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +60,11 @@ class ProbingPublisher(Publisher, Protocol):
     """The publisher also answers the broker probe (``watch.watch_broker``)."""
 
     def probe(self, topic: str, timeout_s: float) -> object: ...
+
+
+# Puts a subject's vector rows back in line with the store before a healing replay of
+# its events decides anything (streams/index_heal.py).
+SubjectHeal = Callable[[str], Awaitable[object]]
 
 
 class StoreServer(Protocol):
@@ -93,6 +98,7 @@ class Worker:
         health: Health,
         marks: CommitMarks | None = None,
         server: StoreServer | None = None,
+        heal: SubjectHeal | None = None,
     ) -> None:
         self._config = config
         self._catalogue = catalogue
@@ -113,6 +119,7 @@ class Worker:
         )
         self._marks = marks
         self._server = server
+        self._heal = heal
         self._stuck = StuckEvents()
         self._lag = LagGauge()
         self._paused = False  # written on the poll thread only
@@ -256,7 +263,7 @@ class Worker:
         clock.event_time(record.issued_at if isinstance(record, Command) else consumed.timestamp)
         with tracing.record_span(f"slotwise {type(record).__name__}", consumed.headers):
             result = await self._retry.run(
-                lambda: self._handle(record),
+                lambda: self._handle(ledger, consumed.offset, record),
                 where=f"{consumed.topic}[{consumed.partition}]@{consumed.offset}",
                 kind=type(record).__name__,
                 # A turn extracted means the model provider answers (retry.py).
@@ -269,7 +276,19 @@ class Worker:
             ledger.complete(consumed.offset, result)
             metrics.EVENTS_APPLIED.labels(type(record).__name__).inc()
 
-    async def _handle(self, record: Record) -> tuple[Outbound, ...]:
+    async def _handle(
+        self, ledger: PartitionLedger, offset: int, record: Record
+    ) -> tuple[Outbound, ...]:
+        if (
+            self._heal is not None
+            and not isinstance(record, Observation)
+            and ledger.replays(offset)
+            and record.subject_id not in ledger.healed
+        ):
+            # The first event of the subject in a replay that heals the store: the
+            # index still holds what the lost events wrote.
+            await self._heal(record.subject_id)
+            ledger.healed.add(record.subject_id)
         if isinstance(record, Observation):
             return await self._write.on_observation(record)
         if isinstance(record, CandidateFact):

@@ -320,7 +320,8 @@ def assert_exactly_once(pipeline: Pipeline, candidates: Sequence[CandidateFact])
         facts = store_call(pipeline, "facts", subject, include_history=True)
         assert isinstance(facts, list)
         for fact in facts:
-            assert decode_record(latest[fact.fact_id.encode()]) == fact, "facts topic != Redis"
+            published = decode_record(latest[fact.fact_id.encode()])
+            assert published == fact, f"facts topic != Redis:\n{published!r}\n{fact!r}"
 
 
 def redis_state(pipeline: Pipeline, *, ignore: Sequence[str] = ()) -> dict[str, object]:

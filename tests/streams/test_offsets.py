@@ -62,3 +62,10 @@ def test_replayed_events_below_the_committed_offset_publish_nothing() -> None:
     assert release is not None
     assert [m.value for m in release.messages] == [b"12"]
     assert release.next_offset == 13
+
+
+def test_only_an_event_below_the_committed_offset_is_a_healing_replay() -> None:
+    ledger = PartitionLedger(quiet_below=12)
+    assert ledger.replays(11)
+    assert not ledger.replays(12)
+    assert not PartitionLedger().replays(0)  # a fresh assignment replays nothing

@@ -25,9 +25,6 @@ DROP_REASONS = ("other_subject", "not_current", "unknown", "excluded")
 
 
 _OVERFETCH = 4
-# A subject with this many rows at least as close as its k-th current fact is
-# searched no deeper: the vector fetch then shows what it found among them.
-_MAX_FETCH = 1280
 _SCORE_DIGITS = 4
 
 
@@ -47,45 +44,15 @@ async def vector_fetch(
     row); ``exclude`` names more. Dropped hits are counted in ``dropped`` under
     one of ``DROP_REASONS``.
     """
-    # Over-fetch, so superseded rows and ties at the k-th place do not decide which
-    # current facts are shown; and compare scores at a precision that the index's
-    # float arithmetic (which differs between growing and sealed segments) cannot
-    # move, so a replay or a rebuild decides exactly as the first run did. A long-
-    # lived subject can hold more retired rows near the text than one over-fetch
-    # reaches (a home city changed every month): the search goes deeper until the
-    # k-th current fact is strictly closer than the last row returned, when no row
-    # left out could displace it, or the subject has no rows left above the floor.
-    limit = k * _OVERFETCH
-    while True:
-        drops: Counter[str] = Counter()
-        hits = await search.nearest(candidate.subject_id, candidate.text, k=limit, floor=floor)
-        neighbours = await _current(
-            reader, candidate, hits, floor=floor, exclude=exclude, drops=drops
-        )
-        if len(hits) < limit or limit >= _MAX_FETCH:
-            break
-        last = round(hits[-1][1], _SCORE_DIGITS)
-        if len(neighbours) >= k and neighbours[k - 1].similarity > last:
-            break
-        limit *= _OVERFETCH
-    if dropped is not None:
-        dropped.update(drops)
-    return neighbours[:k]
-
-
-async def _current(
-    reader: FactReader,
-    candidate: CandidateFact,
-    hits: list[tuple[str, float]],
-    *,
-    floor: float,
-    exclude: Collection[str],
-    drops: Counter[str],
-) -> list[Neighbour]:
-    """The hits that are current facts of the candidate's subject, best first."""
+    drops: Counter[str] = Counter() if dropped is None else dropped
     skip = {fact_id_for(candidate), *exclude}
     subject = candidate.subject_id
     scores: dict[str, float] = {}
+    # Over-fetch, so superseded rows and ties at the k-th place do not decide which
+    # current facts are shown; and compare scores at a precision that the index's
+    # float arithmetic (which differs between growing and sealed segments) cannot
+    # move, so a replay or a rebuild decides exactly as the first run did.
+    hits = await search.nearest(subject, candidate.text, k=k * _OVERFETCH, floor=floor)
     for fact_id, raw in hits:
         similarity = round(raw, _SCORE_DIGITS)
         if fact_id in skip:
@@ -108,4 +75,4 @@ async def _current(
         else:
             neighbours.append(Neighbour(fact=fact, similarity=similarity))
     neighbours.sort(key=lambda n: (-n.similarity, n.fact.fact_id))
-    return neighbours
+    return neighbours[:k]

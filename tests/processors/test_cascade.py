@@ -343,61 +343,6 @@ def test_vector_fetch_honours_extra_exclusions_and_k() -> None:
     assert found == []
 
 
-class RankedSearch(RogueSearch):
-    """An index that honours ``k`` (its hits are given best first, ties in its own
-    order) and counts how deep it was asked."""
-
-    def __init__(self, hits: list[tuple[str, float]]) -> None:
-        super().__init__(hits)
-        self.limits: list[int] = []
-
-    async def nearest(
-        self, subject_id: str, text: str, *, k: int, floor: float
-    ) -> list[tuple[str, float]]:
-        self.limits.append(k)
-        return [h for h in self.hits if h[1] >= floor][:k]
-
-
-def test_vector_fetch_reaches_a_current_fact_behind_many_retired_rows() -> None:
-    _, mine = coffee_world(ScriptedMatcher([]))
-    retired = [
-        mine.model_copy(update={"fact_id": f"old-{i:02d}", "status": "superseded"})
-        for i in range(30)
-    ]
-    search = RankedSearch([(f.fact_id, 0.95) for f in retired] + [(mine.fact_id, 0.6)])
-    found = asyncio.run(
-        vector_fetch(
-            search, InMemoryFacts([mine, *retired]), candidate("c9", COFFEE_NEW), k=5, floor=0.3
-        )
-    )
-    assert [n.fact.fact_id for n in found] == [mine.fact_id]  # one over-fetch held only 20
-    assert search.limits == [20, 80]
-
-
-def test_vector_fetch_goes_no_deeper_once_the_kth_current_fact_is_settled() -> None:
-    _, mine = coffee_world(ScriptedMatcher([]))
-    others = [mine.model_copy(update={"fact_id": f"cur-{i:02d}"}) for i in range(24)]
-    search = RankedSearch([(f.fact_id, 0.9 - i / 100) for i, f in enumerate(others)])
-    found = asyncio.run(
-        vector_fetch(search, InMemoryFacts(others), candidate("c9", COFFEE_NEW), k=5, floor=0.3)
-    )
-    assert [n.fact.fact_id for n in found] == [f.fact_id for f in others[:5]]
-    assert search.limits == [20]
-
-
-def test_vector_fetch_searches_deeper_while_the_kth_place_is_tied_with_the_last_row() -> None:
-    _, mine = coffee_world(ScriptedMatcher([]))
-    tied = [mine.model_copy(update={"fact_id": f"tie-{i:02d}"}) for i in range(25)]
-    search = RankedSearch([(f.fact_id, 0.8) for f in reversed(tied)])
-    found = asyncio.run(
-        vector_fetch(search, InMemoryFacts(tied), candidate("c9", COFFEE_NEW), k=5, floor=0.3)
-    )
-    # The index's first 20 are the ids it keeps last; all 25 seen, the tie is broken
-    # by fact id whatever order the index keeps.
-    assert [n.fact.fact_id for n in found] == [f.fact_id for f in tied[:5]]
-    assert search.limits == [20, 80]
-
-
 def test_a_chained_timeline_on_the_exact_path() -> None:
     world = World(Table({}), ScriptedMatcher([]))
     feb, mar = JAN + timedelta(days=30), JAN + timedelta(days=60)

@@ -272,7 +272,7 @@ class MilvusIndex:
         shadow = await self._shadow()
         if shadow is not None and moved:
             # The other collection of a migration keeps the hot tier's rows only.
-            where = f"{of_subject(subject_id)} and {among(r.fact_id for r in moved)}"
+            where = _filter(subject_id, [r.fact_id for r in moved])
             client = await self._connected()
             await self._call(client.delete, shadow.collection, filter=where)
         return len(moved)
@@ -588,7 +588,7 @@ class MilvusIndex:
             return []
         if not client.has_collection(target):
             self._create_sync(target)
-        where = f"{of_subject(subject_id)} and {among(fact_ids)}"
+        where = _filter(subject_id, fact_ids)
         rows = self._loaded(
             source,
             lambda c: c.query(
@@ -601,7 +601,7 @@ class MilvusIndex:
         # leaves the row in both tiers, never in neither.
         client.upsert(target, [dict(r) for r in rows], timeout=self._timeout_s)
         client.flush(target, timeout=self._timeout_s)
-        moved = f"{of_subject(subject_id)} and {among(r['fact_id'] for r in rows)}"
+        moved = _filter(subject_id, [str(r["fact_id"]) for r in rows])
         client.delete(source, filter=moved, timeout=self._timeout_s)
         client.flush(source, timeout=self._timeout_s)
         return [

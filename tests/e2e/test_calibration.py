@@ -40,7 +40,7 @@ from slotwise.streams.calibration_read import (
     fits_of,
     store_lifetimes,
 )
-from slotwise.streams.testing import ChildProcess, free_port
+from slotwise.streams.testing import ChildProcess, committed_offsets, free_port
 from slotwise.topics.records import Fact, SupersessionEvent
 from tests.e2e.harness import Pipeline
 
@@ -173,19 +173,20 @@ def _positions(pipeline: Pipeline) -> str:
     """Per partition of the source topic, the app's committed offset and the end offset;
     per partition of its changelog, the end offset."""
     group = app_id(pipeline.deployment)
-    # It joins nothing (no subscribe) and commits nothing: it only reads the group's offsets.
+    source = pipeline.catalogue.supersessions
+    partitions = pipeline.catalogue.partitions
+    # It joins nothing (no subscribe) and commits nothing: it only reads end offsets.
     consumer = Consumer(
         pipeline.settings.librdkafka({"group.id": group, "enable.auto.commit": False})
     )
     try:
-        source = pipeline.catalogue.supersessions
-        wanted = [TopicPartition(source, p) for p in range(pipeline.catalogue.partitions)]
-        committed = {tp.partition: tp.offset for tp in consumer.committed(wanted, timeout=10)}
+        committed = committed_offsets(pipeline.settings, group, source, partitions, timeout=10)
+        wanted = [TopicPartition(source, p) for p in range(partitions)]
         ends = {tp.partition: consumer.get_watermark_offsets(tp, timeout=10)[1] for tp in wanted}
         changelog = changelog_topic(pipeline.deployment)
         logged = {
             p: consumer.get_watermark_offsets(TopicPartition(changelog, p), timeout=10)[1]
-            for p in range(pipeline.catalogue.partitions)
+            for p in range(partitions)
         }
     except KafkaException as exc:
         return f"offsets of group {group}: {exc!r}"

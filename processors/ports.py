@@ -6,7 +6,7 @@ embedding providers; ``processors/testing.py`` has an in-memory version of each.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime
 from typing import Protocol
 
@@ -69,9 +69,16 @@ class FactReader(Protocol):
 
 class VectorSearch(Protocol):
     async def nearest(
-        self, subject_id: str, text: str, *, k: int, floor: float
+        self,
+        subject_id: str,
+        text: str,
+        *,
+        k: int,
+        floor: float,
+        exclude: Collection[str] = (),
     ) -> list[tuple[str, float]]:
-        """Up to ``k`` ``(fact_id, cosine)`` of this subject only, best first, cosine ≥ floor."""
+        """Up to ``k`` ``(fact_id, cosine)`` of this subject only, best first, cosine ≥ floor,
+        none of ``exclude`` (ranked as if those rows were not in the index)."""
         ...
 
 

@@ -17,7 +17,7 @@ exercises the same decisions the worker makes:
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -178,10 +178,20 @@ class InMemoryVectors:
         self.flushes += 1
 
     async def nearest(
-        self, subject_id: str, text: str, *, k: int, floor: float
+        self,
+        subject_id: str,
+        text: str,
+        *,
+        k: int,
+        floor: float,
+        exclude: Collection[str] = (),
     ) -> list[tuple[str, float]]:
         self.queried_subjects.append(subject_id)
-        rows = list(self._by_subject.get(subject_id, {}).values())
+        rows = [
+            entry
+            for entry in self._by_subject.get(subject_id, {}).values()
+            if entry[0].fact_id not in exclude
+        ]
         if not rows:
             return []
         query = _unit(self._embed([text])[0])

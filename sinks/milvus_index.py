@@ -228,15 +228,31 @@ class MilvusIndex:
     # -- VectorSearch ---------------------------------------------------------
 
     async def nearest(
-        self, subject_id: str, text: str, *, k: int, floor: float, archived: bool = False
+        self,
+        subject_id: str,
+        text: str,
+        *,
+        k: int,
+        floor: float,
+        exclude: Collection[str] = (),
+        archived: bool = False,
     ) -> list[tuple[str, float]]:
-        """Up to ``k`` ``(fact_id, cosine)`` of this subject only, best first, cosine ≥ floor.
+        """Up to ``k`` ``(fact_id, cosine)`` of this subject only, best first, cosine ≥ floor,
+        none of ``exclude``.
 
         The subject's buffered rows take part, so a search sees the subject's
-        own earlier writes. ``archived`` searches the cold tier.
+        own earlier writes. ``archived`` searches the cold tier. ``exclude`` is
+        applied by Milvus, so the excluded rows take no place among the ``k``.
         """
+        skip = set(exclude)
         buffered = (
-            [] if archived else [r for r in self._pending.values() if r.subject_id == subject_id]
+            []
+            if archived
+            else [
+                r
+                for r in self._pending.values()
+                if r.subject_id == subject_id and r.fact_id not in skip
+            ]
         )
         if archived:
             client = await self._connected()
@@ -247,7 +263,7 @@ class MilvusIndex:
             collection = await self._current_collection()
         texts = [text, *(r.text for r in buffered)]
         vectors, hits = await self._call(
-            self._search_sync, collection, subject_id, texts, k + len(buffered)
+            self._search_sync, collection, subject_id, texts, k + len(buffered), skip
         )
         query = np.asarray(vectors[0], dtype=np.float32)
         # A buffered row is newer than its fact's row in Milvus: it replaces it.
@@ -518,17 +534,25 @@ class MilvusIndex:
                 self._flushed_at = now
 
     def _search_sync(
-        self, collection: str, subject_id: str, texts: list[str], limit: int
+        self,
+        collection: str,
+        subject_id: str,
+        texts: list[str],
+        limit: int,
+        exclude: Collection[str],
     ) -> tuple[list[list[float]], list[dict[str, Any]]]:
         """The texts' vectors (the query first) and the query's hits, with their vectors."""
         vectors = self._space_embedder.embed(texts)
+        where = of_subject(subject_id)
+        if exclude:
+            where = f"{where} and not ({among(sorted(exclude))})"
         result = self._loaded(
             collection,
             lambda client: client.search(
                 collection,
                 data=[vectors[0]],
                 limit=limit,
-                filter=of_subject(subject_id),
+                filter=where,
                 output_fields=["subject_id", "vector"],
                 search_params={"metric_type": "COSINE"},
                 timeout=self._timeout_s,

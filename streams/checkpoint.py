@@ -16,7 +16,9 @@ Each commit, in this order:
    change may have been applied to a server that lost it. Nothing is committed then: every
    owned partition is handed back to the worker to replay from its last
    commit (:attr:`Checkpoint.rewinding`), and the replays that find their apply
-   re-emit its stored outputs;
+   re-emit its stored outputs; up to where the partition had been taken, each
+   subject's vector rows are first put back in line with the new server
+   (``streams/index_heal.py``);
 4. **commit the transaction** — the released outputs and offsets in one Kafka
    transaction (KIP-447, fenced by the group's metadata). A partition replaying
    below what was committed before (its ledger's ``quiet_below``) publishes
@@ -105,6 +107,7 @@ class Checkpoint:
         self._store_generation = store_generation
         self._generation = store_generation()
         self._rewinding: set[TP] = set()
+        self._heal_below: dict[TP, int] = {}  # per rewound partition: PartitionLedger
         self._rewind_due = False  # also with no partition owned: the server is accepted
         self._marked: dict[TP, int] = {}  # the last mark recorded per owned partition
         self._probed_at = 0.0
@@ -157,7 +160,9 @@ class Checkpoint:
     def take(self, partitions: set[TP], quiet_below: Mapping[TP, int] | None = None) -> None:
         """Own ``partitions``; below ``quiet_below`` a replayed event publishes nothing."""
         for tp in partitions:
-            self._ledgers[tp] = PartitionLedger(quiet_below=(quiet_below or {}).get(tp, 0))
+            self._ledgers[tp] = PartitionLedger(
+                quiet_below=(quiet_below or {}).get(tp, 0), heal_below=self._heal_below.pop(tp, 0)
+            )
         self._rewinding -= partitions
 
     async def release(self, partitions: set[TP]) -> None:
@@ -172,6 +177,7 @@ class Checkpoint:
             self._unpublished = [(tp, r) for tp, r in self._unpublished if tp not in partitions]
             self._rewinding -= partitions
             for tp in partitions:
+                self._heal_below.pop(tp, None)
                 self._ledgers.pop(tp, None)
                 self._committed.pop(tp, None)
                 self._marked.pop(tp, None)
@@ -282,6 +288,9 @@ class Checkpoint:
         commit (step 3 of the module's docstring)."""
         self._generation = self._store_generation()
         dropped = set(self._ledgers)
+        # Everything taken so far may have written vector rows of applies the new server
+        # lacks: the replay heals each subject's rows before its first event decides.
+        self._heal_below.update({tp: ledger.heal_below for tp, ledger in self._ledgers.items()})
         self._rewinding |= dropped
         self._rewind_due = True
         self._ledgers.clear()

@@ -3,10 +3,12 @@
 When Redis comes back missing writes whose Kafka transactions were committed (a
 node crash under ``appendfsync everysec``, a failover to a replica behind), the
 worker replays the partition from the store's commit marks (streams/worker.py,
-``_behind``; streams/checkpoint.py). The Milvus index was not rolled back with
-Redis: it still holds what the lost events wrote there — rows of facts the
-store no longer knows, the new text of an update it lost, a current fact a lost
-forget pass moved to the cold tier. A lost free-text event decided again
+``_behind``; streams/checkpoint.py). When the server changes under a running
+worker, the events it applied since its last commit may be lost the same way
+(the replicas had not received them), and are replayed too. The Milvus index
+was not rolled back with Redis: it still holds what the lost events wrote
+there — rows of facts the store no longer knows, the new text of an update it
+lost, a current fact a lost forget pass moved to the cold tier. A lost free-text event decided again
 against those rows would see neighbours its first run never saw (or miss one
 it saw) and could decide otherwise, so the healed store would differ from an
 uninterrupted run's.
@@ -17,8 +19,10 @@ made to agree with its facts in Redis, the truth the replay starts from:
 - a row of a fact the store does not hold goes, from every collection;
 - a current fact's row in the cold tier goes back to the hot one, an archived
   fact's row in the hot tier to the cold one (``MilvusTiers.settle``);
-- a row whose text is not its fact's, or a current fact with no row at all, is
-  written again from the fact.
+- a row whose text is not its fact's, or a fact with no row at all, is written
+  again from the fact, in its status's tier: a retired fact's too, since its
+  row takes a place among the hits a search over-fetches in an uninterrupted
+  run, and its absence would let a deeper neighbour in.
 
 Rows the store agrees with stay where they are, superseded ones in the hot
 tier included: a forget pass moves those, in an uninterrupted run too. The
@@ -51,7 +55,8 @@ class IndexHealPlan:
     lost: tuple[str, ...] = ()
     #: Facts whose row is in the wrong tier for their status.
     misplaced: tuple[Fact, ...] = ()
-    #: Facts whose row holds another text, or current facts with no row.
+    #: Facts whose row holds another text, or with no row at all: a retired fact's row
+    #: takes a place among a search's hits in an uninterrupted run too.
     rewrite: tuple[Fact, ...] = ()
 
     @property
@@ -77,7 +82,7 @@ def plan_index_heal(facts: Sequence[Fact], rows: Mapping[Tier, Mapping[str, str]
         if f.fact_id not in moving
         and (
             (f.fact_id in hot and hot[f.fact_id] != fit_text(f.text))
-            or (f.status == "current" and f.fact_id not in hot and f.fact_id not in cold)
+            or (f.fact_id not in hot and f.fact_id not in cold)
         )
     ]
     return IndexHealPlan(
@@ -111,6 +116,9 @@ class IndexHeal:
         if plan.rewrite:
             self._index.add(vector_row(f) for f in plan.rewrite)
             await self._index.flush()
+            archived = [f for f in plan.rewrite if f.status == "archived"]
+            if archived:
+                await self._tiers.settle(subject_id, archived)
         log.info(
             "subject %s: vector rows put back in line with the store before its replay "
             "(%d lost, %d misplaced, %d rewritten)",

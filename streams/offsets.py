@@ -29,11 +29,15 @@ class Release:
 class PartitionLedger:
     """In-flight and finished offsets of one partition, in consumption order."""
 
-    def __init__(self, *, quiet_below: int = 0) -> None:
+    def __init__(self, *, quiet_below: int = 0, heal_below: int = 0) -> None:
         self._events: OrderedDict[int, tuple[Outbound, ...] | None] = OrderedDict()
         # Offsets below it were committed before, their outputs published: a replay that
         # heals a store gone behind the log releases only their offsets (streams/worker.py).
         self._quiet_below = quiet_below
+        # Offsets below it were applied before to a Redis server since replaced; their
+        # vector rows may be of writes the new server lacks (streams/checkpoint.py).
+        self._heal_below = heal_below
+        self._end = 0
         # Subjects whose vector rows were put back in line with the store for this
         # replay (streams/index_heal.py): once each, before their first replayed event.
         self.healed: set[str] = set()
@@ -42,6 +46,7 @@ class PartitionLedger:
         if self._events and offset <= next(reversed(self._events)):
             raise ValueError(f"offset {offset} arrived after a later one: the consumer rewound")
         self._events[offset] = None
+        self._end = offset + 1
 
     def complete(self, offset: int, messages: tuple[Outbound, ...]) -> None:
         if offset not in self._events:
@@ -67,9 +72,17 @@ class PartitionLedger:
     def quiet_below(self) -> int:
         return self._quiet_below
 
+    @property
+    def heal_below(self) -> int:
+        """What a replay after a change of server heals below: past every offset taken
+        here so far, and past the bound this ledger was itself given."""
+        return max(self._heal_below, self._end)
+
     def replays(self, offset: int) -> bool:
-        """Whether the event at ``offset`` was committed before: a replay healing a store."""
-        return offset < self._quiet_below
+        """Whether the event at ``offset`` ran before against a store that may have lost it:
+        committed before (a replay healing a store gone behind the log), or applied before
+        the store's server changed (a failover under uncommitted events)."""
+        return offset < max(self._quiet_below, self._heal_below)
 
     @property
     def in_flight(self) -> int:

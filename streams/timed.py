@@ -8,7 +8,7 @@ join reads nothing of its own: the write path's one lookup per candidate
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from slotwise.processors.model import Neighbour, SlotAnswer
 from slotwise.processors.ports import SlotMatcher, VectorSearch
@@ -23,11 +23,17 @@ class TimedSearch:
         self._inner = inner
 
     async def nearest(
-        self, subject_id: str, text: str, *, k: int, floor: float
+        self,
+        subject_id: str,
+        text: str,
+        *,
+        k: int,
+        floor: float,
+        exclude: Collection[str] = (),
     ) -> list[tuple[str, float]]:
         started = time.perf_counter()
         try:
-            return await self._inner.nearest(subject_id, text, k=k, floor=floor)
+            return await self._inner.nearest(subject_id, text, k=k, floor=floor, exclude=exclude)
         finally:
             STAGE_SECONDS.labels("vector_fetch").observe(time.perf_counter() - started)
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from slotwise.processors.cascade import Cascade
-from slotwise.processors.model import Decision, Resolution, SlotAnswer, stable_id
+from slotwise.processors.model import Decision, Resolution, SlotAnswer, VectorRow, stable_id
 from slotwise.processors.ports import SlotMatcher
-from slotwise.processors.resolve import fact_id_for
+from slotwise.processors.resolve import fact_id_for, new_fact
 from slotwise.processors.schema import AttributeSchema
 from slotwise.processors.slot_match import OfflineSlotMatcher
 from slotwise.processors.testing import InMemoryFacts, InMemoryVectors, ScriptedMatcher
@@ -295,7 +295,13 @@ class RogueSearch:
         self.hits = hits
 
     async def nearest(
-        self, subject_id: str, text: str, *, k: int, floor: float
+        self,
+        subject_id: str,
+        text: str,
+        *,
+        k: int,
+        floor: float,
+        exclude: Collection[str] = (),
     ) -> list[tuple[str, float]]:
         return self.hits
 
@@ -367,3 +373,24 @@ def test_a_chained_timeline_on_the_exact_path() -> None:
     assert (datadog.verification_count, datadog.last_verified) == (1, feb)
     assert (datadog.status, datadog.valid_to) == ("superseded", mar)
     assert len(world.facts.supersessions) == 1 and world.facts.reviews == []
+
+
+def test_rows_a_lost_write_left_in_the_index_take_no_place_among_the_neighbours() -> None:
+    # After a failover to a replica short of some writes, the index still holds their
+    # rows until the replay writes them again; the replay must rank as the first run did.
+    texts = {f"User likes sport {i}.": at_cosine(0.9 - i / 100) for i in range(8)}
+    ghosts = {f"User once said {i}.": at_cosine(0.99 - i / 1000) for i in range(40)}
+    query = candidate("c9", "User likes a sport.")
+    table = Table({**texts, **ghosts, query.text: at_cosine(1.0)})
+    facts, vectors = InMemoryFacts(), InMemoryVectors(table)
+    for i, text in enumerate(texts):
+        fact = new_fact(candidate(f"c{i}", text), None, now=JAN, embedding_model="m")
+        facts.put(fact)
+        vectors.add([VectorRow(fact.fact_id, SUBJECT, text, None)])
+    clean = asyncio.run(vector_fetch(vectors, facts, query, k=5, floor=0.3))
+    vectors.add(VectorRow(f"lost-{i}", SUBJECT, text, None) for i, text in enumerate(ghosts))
+    dropped: Counter[str] = Counter()
+    after = asyncio.run(vector_fetch(vectors, facts, query, k=5, floor=0.3, dropped=dropped))
+    assert len(clean) == 5
+    assert after == clean
+    assert dropped == Counter()  # each search excluded what the one before found unknown

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import UTC, datetime
 
 from slotwise.processors.cold_restate import ColdAwareCascade
@@ -184,7 +184,13 @@ def test_a_close_current_neighbour_does_not_hide_an_archived_restatement() -> No
 
     class Close:
         async def nearest(
-            self, subject_id: str, text: str, *, k: int, floor: float
+            self,
+            subject_id: str,
+            text: str,
+            *,
+            k: int,
+            floor: float,
+            exclude: Collection[str] = (),
         ) -> list[tuple[str, float]]:
             return [(near.fact_id, 0.95)]
 

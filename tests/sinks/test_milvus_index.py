@@ -39,6 +39,7 @@ pytestmark = pytest.mark.milvus
 
 T = TypeVar("T")
 CREATED = datetime(2026, 3, 14, 9, 30, tzinfo=UTC)
+JOB_TEXTS = ["Works at Datadog.", "Starts at Stripe on Monday.", "Lives in Lisbon.", "Is vegan."]
 
 
 class HashEmbedder:
@@ -343,14 +344,33 @@ def test_nearest_sees_the_subjects_own_unflushed_rows(milvus_uri: str, prefix: s
     assert pending == 2
 
 
+def test_excluded_rows_take_no_place_in_a_search_written_or_buffered(
+    milvus_uri: str, prefix: str, minilm: MiniLMEmbedder
+) -> None:
+    sid = f"user-{uuid.uuid4()}"
+
+    async def scenario(index: MilvusIndex) -> tuple[list[tuple[str, float]], ...]:
+        index.add([row(f"f{i}", sid, t) for i, t in enumerate(JOB_TEXTS)])
+        await index.flush()
+        index.add([row("b0", sid, "Works at Stripe now.")])
+        full = await index.nearest(sid, "Works at Stripe.", k=4, floor=-1.0)
+        top = {full[0][0], full[1][0]}
+        past = await index.nearest(sid, "Works at Stripe.", k=2, floor=-1.0, exclude=top)
+        return full, past
+
+    full, past = run(index_of(milvus_uri, prefix, minilm), scenario)
+    assert "b0" in {f for f, _ in full[:2]}  # a buffered row among the excluded
+    # Ranked as if the excluded rows were not there: the next two, not fewer.
+    assert past == full[2:4]
+
+
 def test_a_ranking_is_the_same_before_and_after_the_rows_are_written(
     milvus_uri: str, prefix: str, minilm: MiniLMEmbedder
 ) -> None:
     sid = f"user-{uuid.uuid4()}"
-    texts = ["Works at Datadog.", "Starts at Stripe on Monday.", "Lives in Lisbon.", "Is vegan."]
 
     async def scenario(index: MilvusIndex) -> tuple[list[tuple[str, float]], ...]:
-        index.add([row(f"f{i}", sid, t) for i, t in enumerate(texts)])
+        index.add([row(f"f{i}", sid, t) for i, t in enumerate(JOB_TEXTS)])
         buffered = await index.nearest(sid, "Works at Stripe.", k=3, floor=-1.0)
         await index.flush()
         written = await index.nearest(sid, "Works at Stripe.", k=3, floor=-1.0)

@@ -169,6 +169,37 @@ def test_a_change_of_store_server_refuses_the_commit_and_hands_every_partition_b
     assert log.commits == [([b"a"], {TP0: 1})]
 
 
+def test_a_rewound_partition_heals_up_to_where_it_had_been_taken() -> None:
+    log = Recorder()
+    generation = [0]
+    point = checkpoint(log, FlakySink(log), generation=lambda: generation[0])
+
+    async def scenario() -> None:
+        point.take({TP0, TP1})
+        for offset in (0, 1, 2):
+            point.ledgers[TP0].track(offset)
+            point.ledgers[TP0].complete(offset, (message(str(offset)),))
+        await point.commit()  # 0..2 committed on the first server
+        for offset in (3, 4):
+            point.ledgers[TP0].track(offset)
+        point.ledgers[TP0].complete(3, (message("3"),))
+        generation[0] = 1  # 3 applied, 4 running: either may be lost with the server
+        with pytest.raises(StoreReplaced):
+            await point.commit()
+        point.take({TP0, TP1})
+        ledger = point.ledgers[TP0]
+        assert [ledger.replays(o) for o in (3, 4, 5)] == [True, True, False]
+        assert not point.ledgers[TP1].replays(0)  # nothing of it ran on the first server
+        generation[0] = 2  # again, in the middle of the replay: the bound holds
+        ledger.track(3)
+        with pytest.raises(StoreReplaced):
+            await point.commit()
+        point.take({TP0})
+        assert point.ledgers[TP0].replays(4) and not point.ledgers[TP0].replays(5)
+
+    asyncio.run(scenario())
+
+
 def test_a_change_of_store_server_is_due_even_with_no_partition_owned() -> None:
     """A standby replica must still accept the new server, or the partitions it takes
     later would be fenced from every apply."""

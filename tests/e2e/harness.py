@@ -352,6 +352,34 @@ def redis_state(pipeline: Pipeline, *, ignore: Sequence[str] = ()) -> dict[str, 
     return state
 
 
+def assert_same_state(
+    got: dict[str, object], want: dict[str, object], labels: tuple[str, str]
+) -> None:
+    """``got == want`` for two :func:`redis_state` reads, or a failure naming what differs."""
+    assert got == want, _state_diff(got, want, labels)
+
+
+def _state_diff(
+    got: dict[str, object], want: dict[str, object], labels: tuple[str, str], limit: int = 10
+) -> str:
+    """The keys that differ, and in a hash the fields that do: what a failure shows,
+    after a count of the keys only one side has (a lost subject shows as many)."""
+    only = [len(got.keys() - want.keys()), len(want.keys() - got.keys())]
+    lines = [f"keys only in {labels[0]}: {only[0]}, only in {labels[1]}: {only[1]}"]
+    for key in sorted(got.keys() | want.keys()):
+        a, b = got.get(key), want.get(key)
+        if a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict):
+            for field in sorted(a.keys() | b.keys()):
+                if a.get(field) != b.get(field):
+                    lines.append(f"{key} {field!r}:\n  {a.get(field)!r}\n  {b.get(field)!r}")
+        else:
+            lines.append(f"{key}:\n  {a!r}\n  {b!r}")
+    more = f"\n... {len(lines) - limit} more" if len(lines) > limit else ""
+    return f"({labels[0]}, then {labels[1]}) " + "\n".join(lines[:limit]) + more
+
+
 def milvus_rows(pipeline: Pipeline) -> dict[str, tuple[object, ...]]:
     client = MilvusClient(uri=pipeline.settings.milvus_uri, grpc_options=GRPC_OPTIONS)
     rows: dict[str, tuple[object, ...]] = {}

@@ -13,7 +13,13 @@ from slotwise.loadtest.generator import WorkloadConfig, generate
 from slotwise.processors.schema import AttributeSchema
 from slotwise.topics.records import CandidateFact
 from tests.e2e.conftest import PipelineFactory
-from tests.e2e.harness import committed_values, latest_facts, milvus_rows, redis_state
+from tests.e2e.harness import (
+    assert_same_state,
+    committed_values,
+    latest_facts,
+    milvus_rows,
+    redis_state,
+)
 
 pytestmark = [pytest.mark.kafka, pytest.mark.redis, pytest.mark.milvus, pytest.mark.slow]
 
@@ -56,7 +62,7 @@ def test_kill_minus_nine_at_random_moments_changes_nothing(
         worker = crashed.worker("victim")  # same instance: it fences its own open transaction
     crashed.wait_committed(crashed.catalogue.candidates, ends, timeout=1800)
 
-    assert redis_state(crashed) == redis_state(clean)
+    assert_same_state(redis_state(crashed), redis_state(clean), ("crashed", "clean"))
     assert milvus_rows(crashed) == milvus_rows(clean)
     clean_events = committed_values(clean, clean.catalogue.supersessions)
     crashed_events = committed_values(crashed, crashed.catalogue.supersessions)

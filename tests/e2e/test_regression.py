@@ -34,6 +34,7 @@ from tests.e2e.conftest import PipelineFactory
 from tests.e2e.harness import (
     Pipeline,
     assert_exactly_once,
+    assert_same_state,
     committed_values,
     latest_facts,
     milvus_rows,
@@ -57,23 +58,6 @@ def applied_count(pipeline: Pipeline) -> int:
         return sum(int(client.hlen(k)) for k in keys)
     finally:
         client.close()
-
-
-def state_diff(got: dict[str, object], want: dict[str, object], limit: int = 6) -> str:
-    """The keys that differ, and in a hash the fields that do: what a failure shows."""
-    lines: list[str] = []
-    for key in sorted(got.keys() | want.keys()):
-        a, b = got.get(key), want.get(key)
-        if a == b:
-            continue
-        if isinstance(a, dict) and isinstance(b, dict):
-            for field in sorted(a.keys() | b.keys()):
-                if a.get(field) != b.get(field):
-                    lines.append(f"{key} {field!r}:\n  {a.get(field)!r}\n  {b.get(field)!r}")
-        else:
-            lines.append(f"{key}:\n  {a!r}\n  {b!r}")
-    more = f"\n... {len(lines) - limit} more" if len(lines) > limit else ""
-    return "(healed, then clean)\n" + "\n".join(lines[:limit]) + more
 
 
 @pytest.fixture
@@ -160,7 +144,7 @@ def assert_same_end(crashed: Pipeline, clean: Pipeline, candidates: list[Candida
     # sees the vector rows its first run saw, the index being put back in line with
     # the store first (streams/index_heal.py).
     healed, whole = redis_state(crashed), redis_state(clean)
-    assert healed == whole, state_diff(healed, whole)
+    assert_same_state(healed, whole, ("healed", "clean"))
     assert milvus_rows(crashed) == milvus_rows(clean)
     events = committed_values(crashed, crashed.catalogue.supersessions)
     assert max(Counter(events).values()) == 1, "an event was published twice"

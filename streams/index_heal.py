@@ -8,10 +8,10 @@ worker, the events it applied since its last commit may be lost the same way
 (the replicas had not received them), and are replayed too. The Milvus index
 was not rolled back with Redis: it still holds what the lost events wrote
 there — rows of facts the store no longer knows, the new text of an update it
-lost, a current fact a lost forget pass moved to the cold tier. A lost free-text event decided again
-against those rows would see neighbours its first run never saw (or miss one
-it saw) and could decide otherwise, so the healed store would differ from an
-uninterrupted run's.
+lost, a current fact a lost forget pass moved to the cold tier. A lost
+free-text event decided again against those rows would see neighbours its
+first run never saw (or miss one it saw) and could decide otherwise, so the
+healed store would differ from an uninterrupted run's.
 
 So before the first replayed event of a subject decides anything, its rows are
 made to agree with its facts in Redis, the truth the replay starts from:

@@ -102,14 +102,16 @@ def test_kill_minus_nine_of_the_primary_loses_no_write(
     failed.wait_committed(failed.catalogue.candidates, ends, timeout=900)
     samples = worker.metrics()
     assert metric_total(samples, "slotwise_redis_failovers_total") >= 1
-    assert metric_total(samples, "slotwise_retries_total") >= 1, "no write was in flight"
+    if replicas == "keeping up":
+        # Behind, the held commits can have paused the intake (backpressure): no write
+        # need be in flight at the kill. The rewind and the heal show the replay.
+        assert metric_total(samples, "slotwise_retries_total") >= 1, "no write was in flight"
     # Events applied to the old primary and not yet committed were replayed, not committed.
     assert metric_total(samples, "slotwise_store_rewinds_total") >= 1
     assert worker.alive(), "the worker followed the failover without a restart"
 
     # The primary now (on a loaded machine the Sentinels may have failed over again).
-    primary = nodes.current_primary()
-    assert primary is not None and primary is not nodes.primary
+    primary = nodes.wait_failover()
     failed.settings = failed.settings.model_copy(
         update={"redis_url": primary.url, "redis_sentinels": None}
     )

@@ -26,6 +26,7 @@ from slotwise.topics.exceptions import SlotwiseError
 from slotwise.topics.outbound import Outbound
 
 __all__ = [
+    "TRANSACTION_TIMEOUT_MS",
     "PublishError",
     "PublisherFenced",
     "TransactionAborted",
@@ -63,6 +64,12 @@ def idempotent_producer(connection: Connection, **overrides: Any) -> Producer:
     return Producer(client_config(connection, {**defaults, **overrides}))
 
 
+# How long a transaction may stay open: a producer killed inside one holds its
+# offsets, for every reader of the group's committed offsets, until the broker aborts
+# it this long after it began (streams/positions.py waits that out).
+TRANSACTION_TIMEOUT_MS = 60_000
+
+
 class TransactionalPublisher:
     def __init__(
         self,
@@ -76,7 +83,7 @@ class TransactionalPublisher:
         self._timeout = timeout_s
         self._config: dict[str, Any] = {
             "transactional.id": transactional_id,
-            "transaction.timeout.ms": 60_000,
+            "transaction.timeout.ms": TRANSACTION_TIMEOUT_MS,
             "message.timeout.ms": 50_000,
         }
         self._connection = connection

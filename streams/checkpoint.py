@@ -157,11 +157,19 @@ class Checkpoint:
 
     # -- ownership (on the event loop) ----------------------------------------
 
-    def take(self, partitions: set[TP], quiet_below: Mapping[TP, int] | None = None) -> None:
-        """Own ``partitions``; below ``quiet_below`` a replayed event publishes nothing."""
+    def take(
+        self,
+        partitions: set[TP],
+        quiet_below: Mapping[TP, int] | None = None,
+        starts: Mapping[TP, int] | None = None,
+    ) -> None:
+        """Own ``partitions``, consumed from ``starts``; below ``quiet_below`` a replayed
+        event publishes nothing."""
         for tp in partitions:
             self._ledgers[tp] = PartitionLedger(
-                quiet_below=(quiet_below or {}).get(tp, 0), heal_below=self._heal_below.pop(tp, 0)
+                start=(starts or {}).get(tp, 0),
+                quiet_below=(quiet_below or {}).get(tp, 0),
+                heal_below=self._heal_below.pop(tp, 0),
             )
         self._rewinding -= partitions
 

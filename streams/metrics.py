@@ -16,6 +16,7 @@ __all__ = [
     "LAG",
     "LAST_COMMIT",
     "OLDEST_UNFINISHED",
+    "REDELIVERED",
     "REPLAYED",
     "RETRIES",
     "STAGE_SECONDS",
@@ -55,6 +56,11 @@ LAST_COMMIT = Gauge(
 OLDEST_UNFINISHED = Gauge(
     "slotwise_oldest_unfinished_seconds",
     "How long the lowest unfinished event of the partition has been holding its commits",
+    ["topic", "partition"],
+)
+REDELIVERED = Counter(
+    "slotwise_redelivered_total",
+    "Records the consumer delivered again after later ones; dropped, the partition sent back",
     ["topic", "partition"],
 )
 REPLAYED = Counter(

@@ -29,7 +29,7 @@ class Release:
 class PartitionLedger:
     """In-flight and finished offsets of one partition, in consumption order."""
 
-    def __init__(self, *, quiet_below: int = 0, heal_below: int = 0) -> None:
+    def __init__(self, *, start: int = 0, quiet_below: int = 0, heal_below: int = 0) -> None:
         self._events: OrderedDict[int, tuple[Outbound, ...] | None] = OrderedDict()
         # Offsets below it were committed before, their outputs published: a replay that
         # heals a store gone behind the log releases only their offsets (streams/worker.py).
@@ -37,16 +37,24 @@ class PartitionLedger:
         # Offsets below it were applied before to a Redis server since replaced; their
         # vector rows may be of writes the new server lacks (streams/checkpoint.py).
         self._heal_below = heal_below
-        self._end = 0
+        self._next = start  # the lowest offset not taken yet: where the partition was assigned
         # Subjects whose vector rows were put back in line with the store for this
         # replay (streams/index_heal.py): once each, before their first replayed event.
         self.healed: set[str] = set()
 
-    def track(self, offset: int) -> None:
-        if self._events and offset <= next(reversed(self._events)):
-            raise ValueError(f"offset {offset} arrived after a later one: the consumer rewound")
+    def track(self, offset: int) -> bool:
+        """Take the event at ``offset`` in; False, taking nothing, when the offset was
+        taken before (or lies below the start): the consumer delivered it again, and is to
+        be sent back to :attr:`next_offset`."""
+        if offset < self._next:
+            return False
         self._events[offset] = None
-        self._end = offset + 1
+        self._next = offset + 1
+        return True
+
+    @property
+    def next_offset(self) -> int:
+        return self._next
 
     def complete(self, offset: int, messages: tuple[Outbound, ...]) -> None:
         if offset not in self._events:
@@ -76,7 +84,7 @@ class PartitionLedger:
     def heal_below(self) -> int:
         """What a replay after a change of server heals below: past every offset taken
         here so far, and past the bound this ledger was itself given."""
-        return max(self._heal_below, self._end)
+        return max(self._heal_below, self._next)
 
     def replays(self, offset: int) -> bool:
         """Whether the event at ``offset`` ran before against a store that may have lost it:

@@ -36,10 +36,11 @@ from typing import Self
 
 import grpc
 import redis
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import Consumer, TopicPartition
 from pymilvus import MilvusClient, MilvusException
 
 from slotwise.sinks.milvus_index import GRPC_OPTIONS
+from slotwise.streams import positions
 from slotwise.streams.settings import Settings
 from slotwise.topics.admin import delete_topics
 from slotwise.topics.exceptions import SlotwiseError
@@ -57,16 +58,6 @@ __all__ = [
 ]
 
 _METRIC = re.compile(r"^(?P<name>[a-z_]+)(?:\{(?P<labels>[^}]*)\})? (?P<value>[-0-9.e+naif]+)$")
-# What a group's offsets answer while its coordinator moves or loads (a restarted broker).
-_COORDINATOR_MOVING = frozenset(
-    {
-        KafkaError.NOT_COORDINATOR,
-        KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
-        KafkaError.COORDINATOR_NOT_AVAILABLE,
-        KafkaError._TIMED_OUT,
-        KafkaError._TRANSPORT,
-    }
-)
 # The names a deployment's state lives under; their defaults are a developer's own data.
 _NAMES = ("topic_prefix", "redis_prefix", "milvus_collection_prefix", "milvus_alias")
 _MILVUS_ATTEMPTS = 5
@@ -270,23 +261,15 @@ def committed_offsets(
 ) -> dict[int, int]:
     """The group's committed offset per partition of ``topic`` (-1001 where none yet).
 
-    A restarted broker answers NOT_COORDINATOR (or is still loading the group's
-    offsets) for a while: such errors, and any retriable one, are retried until
-    ``timeout`` has passed.
+    What keeps them unreadable for a while (a restarted broker's coordinator moving,
+    a killed worker's open transaction) is waited out for ``timeout``
+    (``streams/positions.py``).
     """
     consumer = Consumer(settings.librdkafka({"group.id": group_id, "enable.auto.commit": False}))
     wanted = [TopicPartition(topic, p) for p in range(partitions)]
-    deadline = time.monotonic() + timeout
     try:
-        while True:
-            try:
-                return {tp.partition: tp.offset for tp in consumer.committed(wanted, timeout=10)}
-            except KafkaException as exc:
-                error = exc.args[0]
-                passing = error.retriable() or error.code() in _COORDINATOR_MOVING
-                if not passing or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.5)
+        committed = positions.committed_offsets(consumer, wanted, wait_s=timeout)
+        return {partition: offset for (_, partition), offset in committed.items()}
     finally:
         consumer.close()
 

@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Message, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
 from slotwise.sinks.exceptions import StoreUnavailable
 from slotwise.sinks.redis_commits import CommitMarks
@@ -36,6 +36,7 @@ from slotwise.streams.deadletter import dead_letter
 from slotwise.streams.errors import ConsumerFailed
 from slotwise.streams.health import Health
 from slotwise.streams.offsets import PartitionLedger
+from slotwise.streams.positions import Pauses, committed_offsets, start_offsets
 from slotwise.streams.retry import Classifier, GiveUp, RetryPolicy, backoff
 from slotwise.streams.scheduling import KeyedScheduler
 from slotwise.streams.watch import LagGauge, StuckEvents, watch_broker
@@ -122,7 +123,12 @@ class Worker:
         self._heal = heal
         self._stuck = StuckEvents()
         self._lag = LagGauge()
-        self._paused = False  # written on the poll thread only
+        self._pauses = Pauses()  # changed on the poll thread only
+        # Written on the event loop between two polls, read by the next one.
+        self._seeks: dict[TP, int] = {}
+        # What a rebalance callback failed with, for the poll to raise: raised inside the
+        # callback, confluent-kafka hands it on as a non-exception that kills the thread.
+        self._assign_failed: Exception | None = None
         self._group_metadata: object = None
         self._poll_thread = ThreadPoolExecutor(1, thread_name_prefix="slotwise-poll")
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -172,20 +178,35 @@ class Worker:
     def _poll(self, pause: bool) -> list[Message]:
         """Pause or resume, fetch once, and read what the commits need; rebalance
         callbacks run inside the fetch."""
-        if pause != self._paused:
+        self._seek_redelivered()
+        if pause != self._pauses.on:
             self._pause(pause)
         messages = self._consumer.consume(500, 0.1)
+        if self._assign_failed is not None:
+            raise ConsumerFailed(
+                f"taking partitions failed: {self._assign_failed}"
+            ) from self._assign_failed
         self._group_metadata = self._consumer.consumer_group_metadata()
         self._lag.export(self._consumer, self._checkpoint.committed)
         return messages
 
     def _pause(self, pause: bool) -> None:
-        assignment = self._consumer.assignment()
-        if pause:
-            self._consumer.pause(assignment)
-        else:
-            self._consumer.resume(assignment)
-        self._paused = pause
+        self._pauses.set(self._consumer, pause)
+
+    def _seek_redelivered(self) -> None:
+        """Send partitions that delivered taken offsets again back to their next one."""
+        if not self._seeks:
+            return
+        seeks, self._seeks = self._seeks, {}
+        owned = {(tp.topic, tp.partition) for tp in self._consumer.assignment()}
+        for (topic, partition), offset in seeks.items():
+            if (topic, partition) not in owned:
+                continue
+            try:
+                self._consumer.seek(TopicPartition(topic, partition, offset))
+            except KafkaException as exc:
+                # Nothing is lost: the offsets it delivers again are dropped one by one.
+                log.warning("seeking %s[%d] to %d failed: %s", topic, partition, offset, exc)
 
     def _wants_pause(self) -> bool:
         """Backpressure: stop fetching at the in-flight bound, resume below 80 % of it."""
@@ -194,7 +215,7 @@ class Worker:
             return True
         if pending < self._config.max_in_flight * 0.8:
             return False
-        return self._paused
+        return self._pauses.on
 
     async def _shutdown(self, committer: asyncio.Task[None]) -> None:
         """Stop fetching, drain in-flight events, commit, close; a fenced publisher still closes."""
@@ -235,7 +256,9 @@ class Worker:
             # Fetched before its partition was revoked in the same poll: the new owner
             # consumes it from the committed offset.
             return
-        ledger.track(offset)
+        if not ledger.track(offset):
+            self._redelivered(consumed.tp, offset, ledger.next_offset)
+            return
         metrics.EVENTS_IN.labels(topic).inc()
         metrics.IN_FLIGHT.labels(topic, str(partition)).set(ledger.held)
         try:
@@ -297,6 +320,17 @@ class Worker:
             return await self._write.on_command(record)
         raise TypeError(f"unexpected record {type(record).__name__}")
 
+    def _redelivered(self, tp: TP, offset: int, next_offset: int) -> None:
+        """An offset taken before came again: it is dropped, and the partition sent back
+        to the next offset not taken (``offsets.PartitionLedger.track``)."""
+        metrics.REDELIVERED.labels(tp[0], str(tp[1])).inc()
+        if tp not in self._seeks:
+            log.warning(
+                "%s[%d] delivered offset %d again, after %d; fetching it from %d",
+                tp[0], tp[1], offset, next_offset - 1, next_offset,
+            )  # fmt: skip
+        self._seeks[tp] = next_offset
+
     def _dead_letter(
         self, message: Consumed, reason: str, text: str, field: str | None
     ) -> Outbound:
@@ -318,23 +352,26 @@ class Worker:
     # ------------------------------------------------------- rebalance (poll thread)
 
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        if partitions:
-            log.info("assigned %s", _names(partitions))
-        behind = self._behind(self._committed_candidates(consumer, partitions))
-        committed = {tp: c for tp, (_, c) in behind.items()}
-        self._on_loop(self._take_partitions(_tps(partitions), committed))
-        if behind:
-            # Assigned here, from the store's mark, instead of from the committed offsets.
-            consumer.incremental_assign(
-                [
-                    TopicPartition(tp.topic, tp.partition, behind[(tp.topic, tp.partition)][0])
-                    if (tp.topic, tp.partition) in behind
-                    else tp
-                    for tp in partitions
-                ]
-            )
-        if self._paused:
-            consumer.pause(partitions)
+        try:
+            self._assign(consumer, partitions)
+        except Exception as exc:
+            log.error("taking %s failed: %s", _names(partitions), exc)
+            self._assign_failed = exc
+
+    def _assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        """Take the partitions, each from an absolute offset (``streams/positions.py``):
+        its last commit, or the store's mark where that is lower."""
+        if not partitions:
+            return
+        log.info("assigned %s", _names(partitions))
+        committed = committed_offsets(consumer, partitions)
+        behind = self._behind(committed)
+        starts = start_offsets(consumer, committed)
+        starts.update({tp: mark for tp, (mark, _) in behind.items()})
+        quiet_below = {tp: c for tp, (_, c) in behind.items()}
+        self._on_loop(self._take_partitions(set(starts), quiet_below, starts))
+        consumer.incremental_assign([TopicPartition(t, p, o) for (t, p), o in starts.items()])
+        self._pauses.assigned(consumer, partitions)
 
     async def _rewind(self) -> None:
         """Take the partitions a change of store server dropped (``Checkpoint.rewinding``)
@@ -347,61 +384,50 @@ class Worker:
             self._server.accept()  # nothing of the old server's time still runs
         self._checkpoint.rewound()
         if again:
-            quiet_below = await self._on_poll_thread(self._seek_back, again)
-            self._checkpoint.take(again, quiet_below=quiet_below)
+            quiet_below, starts = await self._on_poll_thread(self._seek_back, again)
+            self._checkpoint.take(again, quiet_below=quiet_below, starts=starts)
 
-    def _seek_back(self, partitions: set[TP]) -> dict[TP, int]:
-        committed = self._consumer.committed(
-            [TopicPartition(t, p) for t, p in sorted(partitions)], timeout=30
-        )
-        behind = self._behind([tp for tp in committed if tp.topic == self._catalogue.candidates])
-        for tp in committed:
-            start = (
-                behind[(tp.topic, tp.partition)][0]
-                if (tp.topic, tp.partition) in behind
-                else tp.offset
-            )
-            self._consumer.seek(
-                TopicPartition(tp.topic, tp.partition, start if start >= 0 else OFFSET_BEGINNING)
-            )
-        log.warning("replaying %s from their last commit", _names(committed))
-        return {tp: c for tp, (_, c) in behind.items()}
+    def _seek_back(self, partitions: set[TP]) -> tuple[dict[TP, int], dict[TP, int]]:
+        """Seek ``partitions`` to their last commit (or the store's lower mark): the
+        offsets below which a replayed event publishes nothing, and the starts."""
+        wanted = [TopicPartition(t, p) for t, p in sorted(partitions)]
+        committed = committed_offsets(self._consumer, wanted)
+        behind = self._behind(committed)
+        starts = start_offsets(self._consumer, committed)
+        starts.update({tp: mark for tp, (mark, _) in behind.items()})
+        for (topic, partition), start in starts.items():
+            self._consumer.seek(TopicPartition(topic, partition, start))
+        log.warning("replaying %s from their last commit", _names(wanted))
+        return {tp: c for tp, (_, c) in behind.items()}, starts
 
-    def _committed_candidates(
-        self, consumer: Consumer, partitions: list[TopicPartition]
-    ) -> list[TopicPartition]:
-        """The group's committed offsets of the candidates partitions, when marks are kept."""
-        wanted = [tp for tp in partitions if tp.topic == self._catalogue.candidates]
-        if self._marks is None or not wanted:
-            return []
-        committed: list[TopicPartition] = consumer.committed(wanted, timeout=30)
-        return committed
-
-    def _behind(self, committed: list[TopicPartition]) -> dict[TP, tuple[int, int]]:
+    def _behind(self, committed: Mapping[TP, int]) -> dict[TP, tuple[int, int]]:
         """Candidates partitions whose store lacks committed events: (its mark, committed).
 
         Those events are replayed from the mark: the ones whose apply survived re-emit
         their stored outputs, the lost ones are decided again (the clock is the log), and
         nothing below the committed offset is published twice (``PartitionLedger``).
         """
-        if self._marks is None or self._loop is None or not committed:
+        candidates = {
+            tp: offset for tp, offset in committed.items() if tp[0] == self._catalogue.candidates
+        }
+        if self._marks is None or self._loop is None or not candidates:
             return {}
-        marks = self._read_marks(_tps(committed))
+        marks = self._read_marks(set(candidates))
         behind: dict[TP, tuple[int, int]] = {}
         baseline: dict[TP, int] = {}
-        for tp in committed:
-            mark = marks.get((tp.topic, tp.partition))
+        for tp, offset in candidates.items():
+            mark = marks.get(tp)
             if mark is None:
                 # The first time this store sees the partition (a new deployment, or one
                 # from before the marks): it is taken to hold what was committed so far.
-                baseline[(tp.topic, tp.partition)] = max(tp.offset, 0)
-            elif mark < tp.offset:
-                behind[(tp.topic, tp.partition)] = (mark, tp.offset)
-                metrics.REPLAYED.labels(tp.topic, str(tp.partition)).inc(tp.offset - mark)
+                baseline[tp] = max(offset, 0)
+            elif mark < offset:
+                behind[tp] = (mark, offset)
+                metrics.REPLAYED.labels(tp[0], str(tp[1])).inc(offset - mark)
                 log.warning(
                     "the store is behind the committed log on %s[%d]: it holds offsets up "
                     "to %d, %d were committed; replaying %d events",
-                    tp.topic, tp.partition, mark, tp.offset, tp.offset - mark,
+                    tp[0], tp[1], mark, offset, offset - mark,
                 )  # fmt: skip
         if baseline:
             assert self._loop is not None
@@ -448,8 +474,10 @@ class Worker:
                 time.sleep(backoff(attempt))
         return {}
 
-    async def _take_partitions(self, new: set[TP], committed: Mapping[TP, int]) -> None:
-        self._checkpoint.take(new, quiet_below=committed)
+    async def _take_partitions(
+        self, new: set[TP], quiet_below: Mapping[TP, int], starts: Mapping[TP, int]
+    ) -> None:
+        self._checkpoint.take(new, quiet_below=quiet_below, starts=starts)
 
     async def _release_partitions(self, gone: set[TP]) -> None:
         """Cancel the departing partitions' events, then drop them from the checkpoint:

@@ -176,17 +176,20 @@ class Pipeline:
             lines.append(f"  {member.group_instance_id or member.member_id}: {owned}")
         return "\n".join(lines)
 
-    def committed(self, topic: str) -> dict[int, int]:
+    def committed(self, topic: str, timeout: float = 60.0) -> dict[int, int]:
         """The group's committed offset per partition, waiting out a restarted broker."""
         return committed_offsets(
-            self.settings, self.group_id, topic, self.catalogue.partitions, timeout=60
+            self.settings, self.group_id, topic, self.catalogue.partitions, timeout=timeout
         )
 
     def wait_committed(self, topic: str, ends: dict[int, int], timeout: float = 120.0) -> None:
         """Until the group's committed offsets pass every record published (``ends``)."""
         deadline = time.monotonic() + timeout
         while True:
-            committed = self.committed(topic)
+            # A worker killed mid-transaction leaves its offsets pending until the broker
+            # aborts the transaction (transaction.timeout.ms, 60 s): the group's offsets
+            # cannot be read until then, which is part of what this waits out.
+            committed = self.committed(topic, timeout=max(deadline - time.monotonic(), 10.0))
             if all(committed.get(p, -1) >= end for p, end in ends.items()):
                 return
             if time.monotonic() > deadline:

@@ -41,11 +41,16 @@ def test_an_event_without_outputs_still_advances_the_offset() -> None:
     assert release is not None and release.next_offset == 6 and release.messages == ()
 
 
-def test_a_rewound_offset_is_refused() -> None:
-    ledger = PartitionLedger()
-    ledger.track(5)
-    with pytest.raises(ValueError, match="rewound"):
-        ledger.track(5)
+def test_an_offset_delivered_again_is_refused_and_points_past_what_was_taken() -> None:
+    ledger = PartitionLedger(start=3)
+    assert not ledger.track(2)  # below where the partition was assigned
+    assert ledger.track(5) and ledger.track(7)  # a gap is fine: transaction markers
+    assert not ledger.track(5) and not ledger.track(0)
+    assert ledger.next_offset == 8
+    ledger.complete(5, ())
+    ledger.complete(7, ())
+    release = ledger.release()
+    assert release is not None and release.next_offset == 8
 
 
 def test_completing_an_unknown_offset_is_refused() -> None:

@@ -132,7 +132,7 @@ def test_consumer_calls_stay_on_the_poll_thread_while_a_second_worker_joins(
         worker = _worker(
             stack.model_copy(update={"group_id": group_id, "group_protocol": protocol}),
             catalogue,
-            _SlowWritePath(delay_s=0.01),
+            _SlowWritePath(delay_s=0.04),  # the first replica is still busy when the second joins
             transactional_id=f"{group_id}-{name}",
             group_instance_id=f"{group_id}-{name}",
             commit_interval_s=0.05,
@@ -201,3 +201,59 @@ def test_a_worker_whose_consumer_is_fenced_stops_with_an_error(
         return first.exception() if done else None
 
     assert isinstance(asyncio.run(scenario()), ConsumerFailed)
+
+
+def test_partitions_revoked_while_paused_are_fetched_when_they_come_back(
+    catalogue: Catalogue, stack: Settings, tmp_path: Path
+) -> None:
+    # librdkafka keeps a partition's pause across its revocation: a worker paused by
+    # backpressure when a second replica took partitions, and given them back idle when
+    # that one left, owned them and never fetched them again. The classic protocol's
+    # cooperative-sticky assignor leaves the first replica one whole topic, so it is idle
+    # when the others come back (KIP-848's range assignor keeps it busy, and paused).
+    def workload(seed: int) -> list[CandidateFact]:
+        config = WorkloadConfig(subjects=40, count=3000, seed=seed)
+        return [w.candidate() for w in generate(config, AttributeSchema.load())]
+
+    pipeline = Pipeline(stack, catalogue, tmp_path, group_id=f"{catalogue.prefix}-workers")
+    group_id = pipeline.group_id
+
+    def start(name: str, stop: asyncio.Event) -> asyncio.Task[None]:
+        worker = _worker(
+            stack.model_copy(update={"group_id": group_id, "group_protocol": "classic"}),
+            catalogue,
+            _SlowWritePath(delay_s=0.1),
+            transactional_id=f"{group_id}-{name}",
+            group_instance_id=f"{group_id}-{name}",
+            commit_interval_s=0.05,
+            max_in_flight=40,  # paused nearly all the time while there is a backlog
+        )
+        return asyncio.create_task(worker.run(stop), name=name)
+
+    async def committed_past(ends: dict[int, int], timeout: float) -> dict[int, int]:
+        deadline = time.monotonic() + timeout
+        while True:
+            offsets = await asyncio.to_thread(pipeline.committed, catalogue.candidates)
+            if all(offsets.get(p, -1) >= end for p, end in ends.items()):
+                return offsets
+            if time.monotonic() > deadline:
+                raise AssertionError(f"committed {offsets}, published up to {ends}")
+            await asyncio.sleep(0.2)
+
+    async def scenario() -> None:
+        stop_first, stop_second = asyncio.Event(), asyncio.Event()
+        ends = pipeline.publish(catalogue.candidates, workload(12))
+        first = start("first", stop_first)
+        await asyncio.sleep(2)  # paused under its backlog when the second one joins
+        second = start("second", stop_second)
+        await committed_past(ends, 90)
+        stop_second.set()  # its partitions go back to the first replica, now idle
+        await asyncio.wait_for(second, 60)
+        ends = pipeline.publish(catalogue.candidates, workload(13))
+        try:
+            await committed_past(ends, 60)
+        finally:
+            stop_first.set()
+            await asyncio.wait_for(first, 60)
+
+    asyncio.run(scenario())

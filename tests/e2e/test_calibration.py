@@ -40,6 +40,7 @@ from slotwise.streams.calibration_read import (
     fits_of,
     store_lifetimes,
 )
+from slotwise.streams.errors import ConsumerFailed
 from slotwise.streams.testing import ChildProcess, committed_offsets, free_port
 from slotwise.topics.records import Fact, SupersessionEvent
 from tests.e2e.harness import Pipeline
@@ -188,7 +189,7 @@ def _positions(pipeline: Pipeline) -> str:
             p: consumer.get_watermark_offsets(TopicPartition(changelog, p), timeout=10)[1]
             for p in range(partitions)
         }
-    except KafkaException as exc:
+    except (KafkaException, ConsumerFailed) as exc:  # the latter: offsets still unreadable
         return f"offsets of group {group}: {exc!r}"
     finally:
         consumer.close()

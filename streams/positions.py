@@ -68,8 +68,8 @@ def committed_offsets(
         except KafkaException as exc:
             _wait_or_fail(exc, deadline, "the group's committed offsets")
             log.warning(
-                "the committed offsets of %s are not readable yet (%s): a worker stopped "
-                "inside a transaction holds them until the broker aborts it; waiting",
+                "the committed offsets of %s are not readable yet (%s): waiting (a worker "
+                "stopped inside a transaction holds them until the broker aborts it)",
                 _names(partitions), exc.args[0],
             )  # fmt: skip
 

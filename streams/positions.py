@@ -30,7 +30,7 @@ from slotwise.sinks.kafka_publisher import TRANSACTION_TIMEOUT_MS
 from slotwise.streams.checkpoint import TP
 from slotwise.streams.errors import ConsumerFailed
 
-__all__ = ["Pauses", "committed_offsets", "start_offsets"]
+__all__ = ["Pauses", "committed_offsets", "keys", "names", "start_offsets"]
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ def committed_offsets(
             log.warning(
                 "the committed offsets of %s are not readable yet (%s): waiting (a worker "
                 "stopped inside a transaction holds them until the broker aborts it)",
-                _names(partitions), exc.args[0],
+                names(partitions), exc.args[0],
             )  # fmt: skip
 
 
@@ -121,29 +121,31 @@ class Pauses:
         owned = consumer.assignment()
         if pause:
             consumer.pause(owned)
-            self.held |= _tps(owned)
+            self.held |= keys(owned)
         else:
             paused = [tp for tp in owned if (tp.topic, tp.partition) in self.held]
             if paused:
                 consumer.resume(paused)
-            self.held -= _tps(paused)
+            self.held -= keys(paused)
         self.on = pause
 
     def assigned(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         """Give newly assigned partitions the worker's pause state."""
         if self.on:
             consumer.pause(partitions)
-            self.held |= _tps(partitions)
+            self.held |= keys(partitions)
             return
         stale = [tp for tp in partitions if (tp.topic, tp.partition) in self.held]
         if stale:
             consumer.resume(stale)
-            self.held -= _tps(stale)
+            self.held -= keys(stale)
 
 
-def _tps(partitions: Iterable[TopicPartition]) -> set[TP]:
+def keys(partitions: Iterable[TopicPartition]) -> set[TP]:
+    """The partitions as the worker's ledgers key them."""
     return {(tp.topic, tp.partition) for tp in partitions}
 
 
-def _names(partitions: list[TopicPartition]) -> str:
+def names(partitions: list[TopicPartition]) -> str:
+    """The partitions as a log line names them."""
     return ", ".join(f"{tp.topic}[{tp.partition}]" for tp in partitions)

@@ -36,7 +36,7 @@ from slotwise.streams.deadletter import dead_letter
 from slotwise.streams.errors import ConsumerFailed
 from slotwise.streams.health import Health
 from slotwise.streams.offsets import PartitionLedger
-from slotwise.streams.positions import Pauses, committed_offsets, start_offsets
+from slotwise.streams.positions import Pauses, committed_offsets, keys, names, start_offsets
 from slotwise.streams.retry import Classifier, GiveUp, RetryPolicy, backoff
 from slotwise.streams.scheduling import KeyedScheduler
 from slotwise.streams.watch import LagGauge, StuckEvents, watch_broker
@@ -355,20 +355,15 @@ class Worker:
         try:
             self._assign(consumer, partitions)
         except Exception as exc:
-            log.error("taking %s failed: %s", _names(partitions), exc)
+            log.error("taking %s failed: %s", names(partitions), exc)
             self._assign_failed = exc
 
     def _assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        """Take the partitions, each from an absolute offset (``streams/positions.py``):
-        its last commit, or the store's mark where that is lower."""
+        """Take the partitions, each from an absolute offset (:meth:`_starts`)."""
         if not partitions:
             return
-        log.info("assigned %s", _names(partitions))
-        committed = committed_offsets(consumer, partitions)
-        behind = self._behind(committed)
-        starts = start_offsets(consumer, committed)
-        starts.update({tp: mark for tp, (mark, _) in behind.items()})
-        quiet_below = {tp: c for tp, (_, c) in behind.items()}
+        log.info("assigned %s", names(partitions))
+        quiet_below, starts = self._starts(consumer, partitions)
         self._on_loop(self._take_partitions(set(starts), quiet_below, starts))
         consumer.incremental_assign([TopicPartition(t, p, o) for (t, p), o in starts.items()])
         self._pauses.assigned(consumer, partitions)
@@ -391,13 +386,22 @@ class Worker:
         """Seek ``partitions`` to their last commit (or the store's lower mark): the
         offsets below which a replayed event publishes nothing, and the starts."""
         wanted = [TopicPartition(t, p) for t, p in sorted(partitions)]
-        committed = committed_offsets(self._consumer, wanted)
-        behind = self._behind(committed)
-        starts = start_offsets(self._consumer, committed)
-        starts.update({tp: mark for tp, (mark, _) in behind.items()})
+        quiet_below, starts = self._starts(self._consumer, wanted)
         for (topic, partition), start in starts.items():
             self._consumer.seek(TopicPartition(topic, partition, start))
-        log.warning("replaying %s from their last commit", _names(wanted))
+        log.warning("replaying %s from their last commit", names(wanted))
+        return quiet_below, starts
+
+    def _starts(
+        self, consumer: Consumer, partitions: list[TopicPartition]
+    ) -> tuple[dict[TP, int], dict[TP, int]]:
+        """Where each partition is consumed from (``streams/positions.py``): its last
+        commit, or the store's mark where that is lower; and, for those, the committed
+        offset below which a replayed event publishes nothing."""
+        committed = committed_offsets(consumer, partitions)
+        behind = self._behind(committed)
+        starts = start_offsets(consumer, committed)
+        starts.update({tp: mark for tp, (mark, _) in behind.items()})
         return {tp: c for tp, (_, c) in behind.items()}, starts
 
     def _behind(self, committed: Mapping[TP, int]) -> dict[TP, tuple[int, int]]:
@@ -437,13 +441,13 @@ class Worker:
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         if partitions:
-            log.info("revoked %s", _names(partitions))
-        self._on_loop(self._release_partitions(_tps(partitions)))
+            log.info("revoked %s", names(partitions))
+        self._on_loop(self._release_partitions(keys(partitions)))
 
     def _on_lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         if partitions:
-            log.warning("lost %s", _names(partitions))
-        self._on_loop(self._release_partitions(_tps(partitions)))
+            log.warning("lost %s", names(partitions))
+        self._on_loop(self._release_partitions(keys(partitions)))
 
     def _on_loop(self, change: Coroutine[Any, Any, None]) -> None:
         """Run a change of ownership on the event loop and wait for it.
@@ -488,14 +492,6 @@ class Worker:
         keys = [k for k in self._scheduler.keys() if isinstance(k, tuple) and k[:2] in gone]
         await self._scheduler.cancel(keys)
         await self._checkpoint.release(gone)
-
-
-def _tps(partitions: list[TopicPartition]) -> set[TP]:
-    return {(tp.topic, tp.partition) for tp in partitions}
-
-
-def _names(partitions: list[TopicPartition]) -> str:
-    return ", ".join(f"{tp.topic}[{tp.partition}]" for tp in partitions)
 
 
 _EXPECT: dict[bool, tuple[type[Any], ...]] = {

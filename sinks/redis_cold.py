@@ -70,7 +70,8 @@ class RedisColdIndex:
     async def _call(self, subject_id: str, field: str) -> tuple[int, list[Fact]]:
         keys = [self._key(subject_id), self._store.key(subject_id, "facts")]
         with _translated("reading archived facts"):
-            reply = await self._read(keys=keys, args=[field])
+            # Read before most ADDs: sent with the other subjects' reads and writes.
+            reply = await self._store.batch.call(self._read, keys, [field])
         count, *bodies = reply
         found = [self._store._decode(keys[1], _raw(body)) for body in bodies]
         return int(count), [f for f in found if f.subject_id == subject_id]

@@ -45,6 +45,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from slotwise.processors.model import ApplyOutcome, ApplyStatus
 from slotwise.sinks.exceptions import CorruptRecord, StoreError, StoreUnavailable
+from slotwise.sinks.redis_batch import ScriptBatch
 from slotwise.sinks.redis_connect import redis_client
 from slotwise.sinks.redis_identity import ServerIdentity
 from slotwise.topics.codec import decode_record, encode_record
@@ -181,6 +182,8 @@ class RedisStore:
         self._wait_recheck_s = wait_recheck_s
         self._apply = client.register_script(_script("apply.lua"))
         self._lookup = client.register_script(_script("lookup.lua"))
+        # Concurrent subjects' reads and writes go to Redis together (sinks/redis_batch.py).
+        self._batch = ScriptBatch(client)
 
     @classmethod
     def from_url(
@@ -220,6 +223,11 @@ class RedisStore:
     def client(self) -> aioredis.Redis:
         """The client, for stores built on this one (``sinks.redis_erasure``)."""
         return self._redis
+
+    @property
+    def batch(self) -> ScriptBatch:
+        """The store's script calls on the hot path, for stores built on this one to join."""
+        return self._batch
 
     def key(self, subject_id: str, kind: str) -> str:
         """The name of one of the subject's keys (``facts``, ``applied``, ...)."""
@@ -280,9 +288,10 @@ class RedisStore:
         keys = self._keys(subject_id)
         field = _EVERY_SLOT if every_slot else _slot_field(attribute) if attribute else ""
         with _translated("reading a subject"):
-            reply = await self._lookup(
-                keys=[keys.meta, keys.applied, keys.facts, keys.slots, keys.current],
-                args=[event_id or "", own_fact_id or "", field],
+            reply = await self._batch.call(
+                self._lookup,
+                [keys.meta, keys.applied, keys.facts, keys.slots, keys.current],
+                [event_id or "", own_fact_id or "", field],
             )
         version, stored, own, *bodies = (_raw(part) for part in reply)
         return Snapshot(
@@ -337,7 +346,7 @@ class RedisStore:
             current = "1" if fact.status == "current" else "0"
             args += [fact.fact_id, _slot_field(fact.attribute), current, encode_record(fact)]
         with _translated("applying an event"):
-            reply = await self._apply(keys=list(keys.all), args=args)
+            reply = await self._batch.call(self._apply, keys.all, args)
         if reply[0] == b"fenced":
             raise StoreUnavailable(
                 "the Redis server changed under this event: it waits for the replay of "

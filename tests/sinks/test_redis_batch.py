@@ -4,8 +4,7 @@ concurrent script calls does, and what it must not change."""
 from __future__ import annotations
 
 import asyncio
-import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import pytest
@@ -21,17 +20,6 @@ T = TypeVar("T")
 
 _INCR = "return redis.call('INCRBY', KEYS[1], ARGV[1])"
 _FAIL = "return redis.error_reply('refused: ' .. ARGV[1])"
-
-
-@pytest.fixture
-def prefix(redis_url: str) -> Iterator[str]:
-    name = f"swbatch-{uuid.uuid4().hex[:8]}"
-    yield name
-    client = redis.Redis.from_url(redis_url)
-    doomed = list(client.scan_iter(match=f"{name}:*", count=1000))
-    if doomed:
-        client.delete(*doomed)
-    client.close()
 
 
 class CountingPool(aioredis.ConnectionPool):

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import TypeVar
 
 import pytest
-import redis
 import redis.asyncio as aioredis
 
 from slotwise.sinks.redis_provenance import RedisProvenance
@@ -21,17 +20,6 @@ pytestmark = pytest.mark.redis
 
 T = TypeVar("T")
 T0 = datetime(2026, 3, 14, 10, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def prefix(redis_url: str) -> Iterator[str]:
-    name = f"swtest-{uuid.uuid4().hex[:8]}"
-    yield name
-    client = redis.Redis.from_url(redis_url)
-    doomed = list(client.scan_iter(match=f"{name}:*", count=1000))
-    if doomed:
-        client.delete(*doomed)
-    client.close()
 
 
 def run(url: str, prefix: str, scenario: Callable[[RedisStore], Awaitable[T]]) -> T:

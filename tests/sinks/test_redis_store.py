@@ -10,7 +10,7 @@ import asyncio
 import socket
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -27,17 +27,6 @@ pytestmark = pytest.mark.redis
 
 T = TypeVar("T")
 T0 = datetime(2026, 3, 14, 10, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def prefix(redis_url: str) -> Iterator[str]:
-    name = f"swtest-{uuid.uuid4().hex[:8]}"
-    yield name
-    client = redis.Redis.from_url(redis_url)
-    doomed = list(client.scan_iter(match=f"{name}:*", count=1000))
-    if doomed:
-        client.delete(*doomed)
-    client.close()
 
 
 def run(

@@ -70,6 +70,7 @@ from pymilvus.client.utils import SciPyHelper
 from slotwise.processors.drift_adapter import AdaptedEmbedder, AdapterError, DriftAdapter
 from slotwise.processors.model import VectorRow
 from slotwise.processors.ports import Embedder
+from slotwise.sinks.embed_batch import EmbeddingBatch
 from slotwise.sinks.exceptions import EmbeddingModelMismatch, VectorIndexError
 from slotwise.sinks.milvus_collections import (
     FIELDS,
@@ -170,6 +171,8 @@ class MilvusIndex:
         # Its own threads: searches waiting on Milvus or embedding must not
         # queue behind (or hold up) other blocking work of the process.
         self._threads = ThreadPoolExecutor(threads, thread_name_prefix="slotwise-milvus")
+        # Concurrent searches embed their texts in one call (sinks/embed_batch.py).
+        self._queries = EmbeddingBatch(self._space_embedder, self._threads)
         # pymilvus loads scipy.sparse on its first insert or search, by executing the module
         # outside the import lock: two threads doing it at once fail on a half-initialised
         # module ("partially initialized module 'scipy.sparse._bsr'"). Load it here, once.
@@ -261,9 +264,9 @@ class MilvusIndex:
             collection = self.cold_collection
         else:
             collection = await self._current_collection()
-        texts = [text, *(r.text for r in buffered)]
-        vectors, hits = await self._call(
-            self._search_sync, collection, subject_id, texts, k + len(buffered), skip
+        vectors = await self._queries.embed([text, *(r.text for r in buffered)])
+        hits = await self._call(
+            self._search_sync, collection, subject_id, vectors[0], k + len(buffered), skip
         )
         query = np.asarray(vectors[0], dtype=np.float32)
         # A buffered row is newer than its fact's row in Milvus: it replaces it.
@@ -537,12 +540,11 @@ class MilvusIndex:
         self,
         collection: str,
         subject_id: str,
-        texts: list[str],
+        query: list[float],
         limit: int,
         exclude: Collection[str],
-    ) -> tuple[list[list[float]], list[dict[str, Any]]]:
-        """The texts' vectors (the query first) and the query's hits, with their vectors."""
-        vectors = self._space_embedder.embed(texts)
+    ) -> list[dict[str, Any]]:
+        """The query's hits among the subject's rows, with their vectors."""
         where = of_subject(subject_id)
         if exclude:
             where = f"{where} and not ({among(sorted(exclude))})"
@@ -550,7 +552,7 @@ class MilvusIndex:
             collection,
             lambda client: client.search(
                 collection,
-                data=[vectors[0]],
+                data=[query],
                 limit=limit,
                 filter=where,
                 output_fields=["subject_id", "vector"],
@@ -558,7 +560,7 @@ class MilvusIndex:
                 timeout=self._timeout_s,
             ),
         )
-        return vectors, list(result[0])
+        return list(result[0])
 
     def _count_sync(
         self, collection: str, subject_id: str, fact_ids: Collection[str] | None = None

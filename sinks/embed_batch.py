@@ -39,6 +39,8 @@ class EmbeddingBatch:
         self._embedder = embedder
         self._executor = executor
         self._max_texts = max_texts
+        # The loop a send is scheduled on, until it runs.
+        self._sending_on: asyncio.AbstractEventLoop | None = None
         self._waiting: list[_Ask] = []
         # Strong references: the loop keeps only weak ones to running tasks.
         self._embedding: set[asyncio.Task[None]] = set()
@@ -48,8 +50,11 @@ class EmbeddingBatch:
         if not texts:
             return []
         loop = asyncio.get_running_loop()
-        if not self._waiting:
-            # After every task this turn woke has run up to its own call.
+        if self._sending_on is not loop:
+            # After every task this turn woke has run up to its own call. (Calls left
+            # by a loop that closed before sending them belong to no running caller.)
+            self._waiting = []
+            self._sending_on = loop
             loop.call_soon(self._send)
         vectors: asyncio.Future[list[list[float]]] = loop.create_future()
         self._waiting.append(_Ask(texts, vectors))
@@ -58,6 +63,7 @@ class EmbeddingBatch:
     def _send(self) -> None:
         waiting = [a for a in self._waiting if not a.vectors.done()]
         self._waiting = []
+        self._sending_on = None
         batch: list[_Ask] = []
         size = 0
         for ask in waiting:

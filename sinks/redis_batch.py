@@ -45,6 +45,8 @@ class ScriptBatch:
             raise ValueError("max_calls must be at least 1")
         self._client = client
         self._max_calls = max_calls
+        # The loop a send is scheduled on, until it runs.
+        self._sending_on: asyncio.AbstractEventLoop | None = None
         self._waiting: list[_Call] = []
         # Strong references: the loop keeps only weak ones to running tasks.
         self._sending: set[asyncio.Task[None]] = set()
@@ -52,8 +54,11 @@ class ScriptBatch:
     async def call(self, script: AsyncScript, keys: Sequence[Any], args: Sequence[Any]) -> Any:
         """The script's reply, as ``script(keys=keys, args=args)`` would return it."""
         loop = asyncio.get_running_loop()
-        if not self._waiting:
-            # After every task this turn woke has run up to its own call.
+        if self._sending_on is not loop:
+            # After every task this turn woke has run up to its own call. (Calls left
+            # by a loop that closed before sending them belong to no running caller.)
+            self._waiting = []
+            self._sending_on = loop
             loop.call_soon(self._send)
         reply: asyncio.Future[Any] = loop.create_future()
         self._waiting.append(_Call(script, keys, args, reply))
@@ -63,6 +68,7 @@ class ScriptBatch:
         # A caller cancelled before its call left sends nothing, as an unsent command.
         waiting = [c for c in self._waiting if not c.reply.done()]
         self._waiting = []
+        self._sending_on = None
         for first in range(0, len(waiting), self._max_calls):
             task = asyncio.get_running_loop().create_task(
                 self._pipeline(waiting[first : first + self._max_calls]),

@@ -96,3 +96,21 @@ def test_a_caller_cancelled_before_the_call_leaves_is_not_embedded() -> None:
 def test_the_size_must_be_positive() -> None:
     with ThreadPoolExecutor(1) as pool, pytest.raises(ValueError):
         EmbeddingBatch(RecordingEmbedder(), pool, max_texts=0)
+
+
+def test_calls_a_closed_loop_never_sent_do_not_hold_up_the_next_loop() -> None:
+    embedder = RecordingEmbedder()
+    with ThreadPoolExecutor(2) as pool:
+        batch = EmbeddingBatch(embedder, pool)
+        first = asyncio.new_event_loop()
+        orphan = first.create_task(batch.embed(["orphan"]))
+        first.call_soon(first.stop)  # stops before the scheduled send runs
+        first.run_forever()
+        orphan.cancel()
+        first.close()
+
+        async def later() -> list[list[float]]:
+            return await asyncio.wait_for(batch.embed(["later"]), timeout=5)
+
+        assert asyncio.run(later()) == [vector("later")]
+    assert embedder.calls == [["later"]]

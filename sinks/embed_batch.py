@@ -15,11 +15,12 @@ failed each of them.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
 
 from slotwise.processors.ports import Embedder
+from slotwise.sinks.turn_batch import TurnBatch, settle
 
 __all__ = ["EmbeddingBatch"]
 
@@ -27,7 +28,7 @@ __all__ = ["EmbeddingBatch"]
 @dataclass(frozen=True, slots=True)
 class _Ask:
     texts: Sequence[str]
-    vectors: asyncio.Future[list[list[float]]]
+    reply: asyncio.Future[list[list[float]]]
 
 
 class EmbeddingBatch:
@@ -39,46 +40,28 @@ class EmbeddingBatch:
         self._embedder = embedder
         self._executor = executor
         self._max_texts = max_texts
-        # The loop a send is scheduled on, until it runs.
-        self._sending_on: asyncio.AbstractEventLoop | None = None
-        self._waiting: list[_Ask] = []
-        # Strong references: the loop keeps only weak ones to running tasks.
-        self._embedding: set[asyncio.Task[None]] = set()
+        self._turn = TurnBatch(self._chunks, self._embed, name="slotwise-embed")
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, in order, as ``embedder.embed(texts)`` returns them."""
         if not texts:
             return []
-        loop = asyncio.get_running_loop()
-        if self._sending_on is not loop:
-            # After every task this turn woke has run up to its own call. (Calls left
-            # by a loop that closed before sending them belong to no running caller.)
-            self._waiting = []
-            self._sending_on = loop
-            loop.call_soon(self._send)
-        vectors: asyncio.Future[list[list[float]]] = loop.create_future()
-        self._waiting.append(_Ask(texts, vectors))
-        return await vectors
+        reply: asyncio.Future[list[list[float]]] = asyncio.get_running_loop().create_future()
+        self._turn.put(_Ask(texts, reply))
+        return await reply
 
-    def _send(self) -> None:
-        waiting = [a for a in self._waiting if not a.vectors.done()]
-        self._waiting = []
-        self._sending_on = None
-        batch: list[_Ask] = []
+    def _chunks(self, asks: list[_Ask]) -> Iterator[list[_Ask]]:
+        """Whole calls, about ``max_texts`` texts a chunk (a larger call is a chunk alone)."""
+        chunk: list[_Ask] = []
         size = 0
-        for ask in waiting:
-            if batch and size + len(ask.texts) > self._max_texts:
-                self._start(batch)
-                batch, size = [], 0
-            batch.append(ask)
+        for ask in asks:
+            if chunk and size + len(ask.texts) > self._max_texts:
+                yield chunk
+                chunk, size = [], 0
+            chunk.append(ask)
             size += len(ask.texts)
-        if batch:
-            self._start(batch)
-
-    def _start(self, asks: list[_Ask]) -> None:
-        task = asyncio.get_running_loop().create_task(self._embed(asks), name="slotwise-embed")
-        self._embedding.add(task)
-        task.add_done_callback(self._embedding.discard)
+        if chunk:
+            yield chunk
 
     async def _embed(self, asks: list[_Ask]) -> None:
         # A text asked for twice in a batch is embedded once.
@@ -88,12 +71,11 @@ class EmbeddingBatch:
             vectors = await loop.run_in_executor(self._executor, self._embedder.embed, unique)
         except BaseException as exc:
             for ask in asks:
-                if not ask.vectors.done():
-                    ask.vectors.set_exception(exc)
+                settle(ask.reply, exc)
             if not isinstance(exc, Exception):
                 raise
             return
         by_text = dict(zip(unique, vectors, strict=True))
         for ask in asks:
-            if not ask.vectors.done():
-                ask.vectors.set_result([by_text[t] for t in ask.texts])
+            if not ask.reply.done():
+                ask.reply.set_result([by_text[t] for t in ask.texts])

@@ -26,6 +26,8 @@ import redis.asyncio as aioredis
 from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError
 
+from slotwise.sinks.turn_batch import TurnBatch, settle
+
 __all__ = ["ScriptBatch"]
 
 
@@ -44,38 +46,17 @@ class ScriptBatch:
         if max_calls < 1:
             raise ValueError("max_calls must be at least 1")
         self._client = client
-        self._max_calls = max_calls
-        # The loop a send is scheduled on, until it runs.
-        self._sending_on: asyncio.AbstractEventLoop | None = None
-        self._waiting: list[_Call] = []
-        # Strong references: the loop keeps only weak ones to running tasks.
-        self._sending: set[asyncio.Task[None]] = set()
+        self._turn = TurnBatch(
+            lambda calls: (calls[i : i + max_calls] for i in range(0, len(calls), max_calls)),
+            self._pipeline,
+            name="slotwise-redis-batch",
+        )
 
     async def call(self, script: AsyncScript, keys: Sequence[Any], args: Sequence[Any]) -> Any:
         """The script's reply, as ``script(keys=keys, args=args)`` would return it."""
-        loop = asyncio.get_running_loop()
-        if self._sending_on is not loop:
-            # After every task this turn woke has run up to its own call. (Calls left
-            # by a loop that closed before sending them belong to no running caller.)
-            self._waiting = []
-            self._sending_on = loop
-            loop.call_soon(self._send)
-        reply: asyncio.Future[Any] = loop.create_future()
-        self._waiting.append(_Call(script, keys, args, reply))
+        reply: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._turn.put(_Call(script, keys, args, reply))
         return await reply
-
-    def _send(self) -> None:
-        # A caller cancelled before its call left sends nothing, as an unsent command.
-        waiting = [c for c in self._waiting if not c.reply.done()]
-        self._waiting = []
-        self._sending_on = None
-        for first in range(0, len(waiting), self._max_calls):
-            task = asyncio.get_running_loop().create_task(
-                self._pipeline(waiting[first : first + self._max_calls]),
-                name="slotwise-redis-batch",
-            )
-            self._sending.add(task)
-            task.add_done_callback(self._sending.discard)
 
     async def _pipeline(self, calls: list[_Call]) -> None:
         try:
@@ -85,7 +66,7 @@ class ScriptBatch:
                 replies = await pipe.execute(raise_on_error=False)
         except BaseException as exc:
             for call in calls:
-                _settle(call.reply, exc)
+                settle(call.reply, exc)
             if not isinstance(exc, Exception):
                 raise
             return
@@ -95,7 +76,7 @@ class ScriptBatch:
                 # call loads it and runs it again; the others of the batch then find it.
                 await self._alone(call)
             elif isinstance(reply, Exception):
-                _settle(call.reply, reply)
+                settle(call.reply, reply)
             elif not call.reply.done():
                 call.reply.set_result(reply)
 
@@ -103,16 +84,7 @@ class ScriptBatch:
         try:
             reply = await call.script(keys=call.keys, args=call.args)
         except Exception as exc:
-            _settle(call.reply, exc)
+            settle(call.reply, exc)
         else:
             if not call.reply.done():
                 call.reply.set_result(reply)
-
-
-def _settle(reply: asyncio.Future[Any], exc: BaseException) -> None:
-    if reply.done():
-        return
-    if isinstance(exc, asyncio.CancelledError):
-        reply.cancel()
-    else:
-        reply.set_exception(exc)

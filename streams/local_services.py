@@ -448,4 +448,12 @@ class Milvus(Service):
             self.address.host,
             "--port",
             str(self.address.port),
+            # One RPC at a time. Milvus Lite 3.2's collection is not safe under concurrent
+            # calls: its flush swaps in an empty memtable before the flushed segment is
+            # visible, so a search during a flush (ours, or one a full memtable starts)
+            # misses the rows of the memtable being written, and a replay would see other
+            # neighbours than the first run did. Serialized, the server answered more
+            # searches, not fewer, measured here (it is bound by one interpreter's lock).
+            "--max-workers",
+            "1",
         ]

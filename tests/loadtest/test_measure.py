@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from slotwise.loadtest import responders
 from slotwise.loadtest.fake_anthropic import ToolUse
 from slotwise.loadtest.generator import WorkloadConfig, generate
 from slotwise.loadtest.measure import latencies, overall_rate, slope, summarize_runs, sustained_rate
@@ -14,6 +15,7 @@ from slotwise.loadtest.responders import bench
 from slotwise.loadtest.results import Figure
 from slotwise.models.extractor import _render
 from slotwise.processors.model import Neighbour
+from slotwise.processors.rules import gazetteer
 from slotwise.processors.schema import AttributeSchema
 from slotwise.processors.slot_match import render_question
 from slotwise.topics.records import CandidateFact, Fact
@@ -116,3 +118,19 @@ def test_collapsed_stacks_give_own_and_total_shares() -> None:
     assert profile.samples == 40
     assert profile.top(1) == [("redis (r.py)", 0.75)]
     assert dict(profile.top(3, by="total"))["work (app.py)"] == 1.0
+
+
+def test_the_bench_model_loads_the_rules_tables_before_it_serves() -> None:
+    # Loaded on first use instead, each of a run's first few hundred request threads built
+    # its own copy at once, and the worker's calls timed out behind them.
+    tables = [
+        gazetteer._cities,
+        gazetteer._countries,
+        gazetteer._regions,
+        gazetteer._languages,
+        gazetteer._zones,
+    ]
+    for table in tables:
+        table.cache_clear()
+    responders.warm()
+    assert [table.cache_info().currsize for table in tables] == [1] * len(tables)

@@ -51,6 +51,7 @@ __all__ = [
 
 _MESSAGES_PATH = "/v1/messages"
 _MESSAGE_MARKER = "\nMessage:\n"
+_PAUSE_SLICE_S = 0.1  # how late a stopping server may end a scripted delay
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +199,22 @@ class _State:
     cached_prefixes: set[str] = field(default_factory=set)
     in_flight: int = 0
     max_concurrent: int = 0
+
+    def pause(self, seconds: float) -> None:
+        """Sleep ``seconds``, or less once the server is stopping.
+
+        Not ``stopping.wait(seconds)``: every handler thread waiting on one Event
+        queues on its Condition's lock to sleep and again to wake, and at a few
+        hundred requests in flight that lock, not the model's latency, set the pace
+        (about 220 replies/s at most, each several times slower than asked).
+        ``is_set`` takes no lock, so short sleeps that look at it cost nothing shared.
+        """
+        deadline = time.monotonic() + seconds
+        while not self.stopping.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            time.sleep(min(left, _PAUSE_SLICE_S))
 
 
 class FakeAnthropic:
@@ -355,12 +372,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _default(self, body: dict[str, Any]) -> Reply:
         if self.state.latency_s > 0:
-            self.state.stopping.wait(self.state.latency_s)
+            self.state.pause(self.state.latency_s)
         return self.state.responder(body)
 
     def _send(self, reply: Reply, body: dict[str, Any]) -> None:
         while isinstance(reply, Delay):
-            self.state.stopping.wait(reply.seconds)
+            self.state.pause(reply.seconds)
             reply = reply.then if reply.then is not None else self._default(body)
         if isinstance(reply, Failure):
             self._send_error(reply)

@@ -34,10 +34,10 @@ from typing import Any
 
 from slotwise.loadtest import fake_anthropic
 from slotwise.loadtest.fake_anthropic import Reply, ToolUse, default_responder
-from slotwise.processors.extract import extract_candidates, extract_records
+from slotwise.processors.extract import extract_records
 from slotwise.processors.rules import gazetteer
 from slotwise.processors.schema import AttributeSchema
-from slotwise.topics.records import Command, Observation
+from slotwise.topics.records import CandidateFact, Command, Observation
 
 __all__ = ["bench", "extraction_reply", "main", "slot_reply", "warm"]
 
@@ -76,6 +76,8 @@ def extraction_reply(request: dict[str, Any]) -> Reply:
         text=found["text"],
         observed_at=datetime.fromisoformat(found["at"]),
     )
+    # One pass of the rules: a turn states facts or asks for an erase, never both.
+    records = extract_records(observation, _schema())
     facts = [
         {
             "attribute": c.attribute,
@@ -87,11 +89,12 @@ def extraction_reply(request: dict[str, Any]) -> Reply:
             "importance": c.importance,
             "stated_change": c.stated_change,
         }
-        for c in extract_candidates(observation, _schema())
+        for c in records
+        if isinstance(c, CandidateFact)
     ]
     erase = [
         {"attribute": c.attribute, "everything": c.attribute is None, "quote": c.reason or ""}
-        for c in extract_records(observation, _schema())
+        for c in records
         if isinstance(c, Command)
     ]
     return ToolUse({"facts": facts, "erase": erase} if erase else {"facts": facts})

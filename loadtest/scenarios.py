@@ -380,6 +380,11 @@ def llm_figures(metrics: dict[str, float], observations: int) -> list[Figure]:
             Figure(f"LLM calls per observation: {purpose}", calls / observations, "calls"),
             Figure(f"LLM attempts per observation: {purpose}", attempts / observations, "requests"),
         ]
+        if attempts:
+            # One HTTP attempt as the worker saw it: the model's latency plus everything
+            # between the SDK call and the reply (the fake model's queue, the event loop).
+            spent = metric_total(metrics, "slotwise_llm_request_seconds_sum", purpose=purpose)
+            figures.append(Figure(f"LLM request mean: {purpose}", spent / attempts * 1000, "ms"))
     total = metric_total(metrics, "slotwise_llm_calls_total")
     figures.append(Figure("LLM calls per observation", total / observations, "calls"))
     return figures

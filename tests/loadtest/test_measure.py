@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import math
+import threading
+import time
+import urllib.request
 
 import pytest
 
 from slotwise.loadtest import responders
-from slotwise.loadtest.fake_anthropic import ToolUse
+from slotwise.loadtest.fake_anthropic import Delay, FakeAnthropic, ToolUse
 from slotwise.loadtest.generator import WorkloadConfig, generate
 from slotwise.loadtest.measure import latencies, overall_rate, slope, summarize_runs, sustained_rate
 from slotwise.loadtest.profiles import read_collapsed
@@ -81,6 +85,41 @@ def test_the_fake_model_extracts_what_the_rules_extractor_reads() -> None:
             assert facts[0]["attribute"] is None
         else:
             assert (facts[0]["attribute"], facts[0]["value"]) == (write.attribute, write.value)
+
+
+def test_the_fake_model_answers_an_erase_request_with_the_erase_and_no_facts() -> None:
+    write = next(generate(WorkloadConfig(subjects=1, count=1), SCHEMA))
+    forget = write.observation().model_copy(update={"text": "Delete everything you know about me."})
+    reply = bench(_request("record_facts", _render(forget)))
+    assert isinstance(reply, ToolUse)
+    assert reply.input == {
+        "facts": [],
+        "erase": [{"attribute": None, "everything": True, "quote": forget.text}],
+    }
+
+
+def test_a_stopping_fake_model_cuts_a_scripted_delay_short() -> None:
+    fake = FakeAnthropic(latency_s=0).start()
+    fake.script(Delay(60.0, then=ToolUse({"memory": 1})))
+    request = urllib.request.Request(
+        f"{fake.base_url}/v1/messages",
+        data=json.dumps({"model": "m", "max_tokens": 8, "messages": []}).encode(),
+        headers={"x-api-key": "k", "content-type": "application/json"},
+    )
+    caller = threading.Thread(target=_ignoring_errors, args=(request,), daemon=True)
+    caller.start()
+    while fake.pending:
+        time.sleep(0.01)  # the request is in its delay
+    fake.stop()
+    caller.join(timeout=10)
+    assert not caller.is_alive(), "the delayed request still waits after the server stopped"
+
+
+def _ignoring_errors(request: urllib.request.Request) -> None:
+    try:
+        urllib.request.urlopen(request, timeout=30).read()
+    except OSError:
+        pass
 
 
 def _fact(text: str) -> Fact:

@@ -22,9 +22,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import anthropic
+from anthropic import AsyncAPIResponse
 from anthropic.types import Message, MessageParam, TextBlockParam, ToolChoiceParam, ToolParam
+from opentelemetry import trace
 from prometheus_client import Counter, Gauge, Histogram
-from pydantic import SecretStr
+from pydantic import SecretStr, ValidationError
 
 from slotwise.models.exceptions import (
     CircuitOpen,
@@ -34,7 +36,7 @@ from slotwise.models.exceptions import (
     ModelUnavailable,
 )
 
-__all__ = ["BreakerState", "CircuitBreaker", "ModelClient", "RetryPolicy"]
+__all__ = ["BreakerState", "CircuitBreaker", "ModelClient", "RetryPolicy", "sdk_telemetry"]
 
 Sleep = Callable[[float], Awaitable[None]]
 Clock = Callable[[], float]
@@ -234,6 +236,7 @@ class ModelClient:
             # loop 8 ms per call with hundreds of calls in flight, aiohttp's 3 ms
             # (docs/performance.md, the cascade scenario).
             http_client=anthropic.DefaultAioHttpClient(timeout=timeout_s),
+            open_telemetry=sdk_telemetry(trace.get_tracer_provider()),
         )
         return cls(
             client,
@@ -342,7 +345,7 @@ class ModelClient:
             IN_FLIGHT.inc()
             started = time.perf_counter()
             try:
-                return await self._client.messages.create(
+                raw = await self._client.messages.with_raw_response.create(
                     model=self._model,
                     system=request.system,
                     messages=request.messages,
@@ -350,6 +353,7 @@ class ModelClient:
                     tools=request.tools,
                     tool_choice=request.tool_choice,
                 )
+                return await _read(raw)
             finally:
                 IN_FLIGHT.dec()
                 REQUEST_SECONDS.labels(purpose).observe(time.perf_counter() - started)
@@ -380,6 +384,37 @@ class ModelClient:
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+def sdk_telemetry(provider: trace.TracerProvider) -> anthropic.OpenTelemetryOptions | None:
+    """The SDK's ``open_telemetry`` option: its spans off unless ``provider`` records them.
+
+    The SDK gathers a span's attributes on every call before it asks whether the span
+    records; with the API's no-op provider that is a tenth of the SDK's CPU per call
+    for nothing (docs/performance.md). With an OpenTelemetry SDK installed (set before
+    the worker starts, as ``opentelemetry-instrument`` does) the SDK's defaults and its
+    ``ANTHROPIC_OPEN_TELEMETRY*`` variables apply, and each call is a span under the
+    record's.
+    """
+    if isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider):
+        return {"traces": False}
+    return None
+
+
+async def _read(raw: AsyncAPIResponse[Message]) -> Message:
+    """The reply, validated by pydantic-core in one pass when it has the shape this SDK
+    knows; otherwise read as the SDK reads it, leniently.
+
+    The SDK's own reading walks the JSON in Python, field by field: a fifth of its
+    CPU per call (docs/performance.md). A reply it does not fully know (a content
+    block type or a stop reason newer than the installed SDK) fails the strict pass
+    and still reads as before, so an API that grows never makes answers unreadable.
+    """
+    body = await raw.read()
+    try:
+        return Message.model_validate_json(body)
+    except ValidationError:
+        return await raw.parse()
 
 
 def _classify_status(exc: anthropic.APIStatusError) -> _Failure:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import socket
 from collections.abc import Awaitable, Callable, Iterator
@@ -11,6 +12,10 @@ from typing import Any, TypeVar
 
 import anthropic
 import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from prometheus_client import REGISTRY
 from pydantic import SecretStr
 
@@ -33,7 +38,13 @@ from slotwise.models.exceptions import (
     ModelUnavailable,
 )
 from slotwise.models.extractor import AnthropicExtractor, system_prompt
-from slotwise.models.llm import BreakerState, CircuitBreaker, ModelClient, RetryPolicy
+from slotwise.models.llm import (
+    BreakerState,
+    CircuitBreaker,
+    ModelClient,
+    RetryPolicy,
+    sdk_telemetry,
+)
 from slotwise.models.slot_matcher import AnthropicSlotMatcher
 from slotwise.processors.model import Neighbour, SlotAnswer, stable_id
 from slotwise.processors.schema import AttributeSchema
@@ -564,6 +575,24 @@ def test_malformed_twice_propagates(fake: FakeAnthropic, bad: ToolUse | Text | R
     assert metric("slotwise_llm_errors_total", purpose="extract", kind="malformed") == before + 2
 
 
+def test_a_reply_newer_than_the_sdk_still_reads(fake: FakeAnthropic) -> None:
+    # A block type and a stop reason the installed SDK does not know: the strict
+    # one-pass reading refuses them, the SDK's lenient one must still find the answer.
+    reply = {
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
+        "stop_reason": "a_reason_from_a_newer_api", "stop_sequence": None,
+        "usage": {"input_tokens": 40, "output_tokens": 5},
+        "content": [
+            {"type": "a_block_from_a_newer_api", "data": {"anything": 1}},
+            {"type": "tool_use", "id": "toolu_1", "name": "answer_slot", "input": {"memory": 1}},
+        ],
+    }  # fmt: skip
+    fake.script(Raw(200, json.dumps(reply).encode()))
+
+    assert run(fake, match) == SlotAnswer(index=0, raw="1")
+    assert len(fake.requests) == 1
+
+
 def test_blank_observation_makes_no_call(fake: FakeAnthropic) -> None:
     async def call(client: ModelClient) -> list[CandidateFact]:
         return await AnthropicExtractor(client, SCHEMA).extract(observation("   "))
@@ -596,6 +625,34 @@ def test_client_from_settings(fake: FakeAnthropic) -> None:
 
     assert asyncio.run(call()) == SlotAnswer(index=0, raw="1")
     assert fake.requests[0].body["model"] == "claude-haiku-4-5"
+
+
+def test_the_sdks_spans_are_off_unless_a_tracer_provider_records_them() -> None:
+    assert sdk_telemetry(trace.ProxyTracerProvider()) == {"traces": False}
+    assert sdk_telemetry(trace.NoOpTracerProvider()) == {"traces": False}
+    assert sdk_telemetry(TracerProvider()) is None  # the SDK's own defaults
+
+
+def test_with_an_sdk_installed_each_model_call_is_a_span(
+    fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    # What opentelemetry-instrument does before the worker starts, without touching
+    # the process-wide provider the other tests share.
+    monkeypatch.setattr(trace, "get_tracer_provider", lambda: provider)
+    fake.script(ToolUse({"memory": 1}))
+
+    async def call() -> SlotAnswer:
+        client = ModelClient.connect(SecretStr("test-key"), model="m", base_url=fake.base_url)
+        try:
+            return await match(client)
+        finally:
+            await client.aclose()
+
+    assert asyncio.run(call()) == SlotAnswer(index=0, raw="1")
+    assert [span.name for span in exporter.get_finished_spans()] == ["anthropic.messages.create"]
 
 
 def test_prompt_examples_use_names_of_the_shipped_vocabulary() -> None:

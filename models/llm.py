@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import anthropic
+import httpx2
 from anthropic import AsyncAPIResponse
 from anthropic.types import Message, MessageParam, TextBlockParam, ToolChoiceParam, ToolParam
 from opentelemetry import trace
@@ -222,9 +223,10 @@ class ModelClient:
         max_retries: int = 4,
         breaker: CircuitBreaker | None = None,
         sleep: Sleep = asyncio.sleep,
+        http_client: httpx2.AsyncClient | None = None,
     ) -> ModelClient:
-        """A client on the SDK's aiohttp transport; raises :class:`ModelNotConfigured`
-        without a key (the offline providers run then)."""
+        """A client on the SDK's aiohttp transport (or ``http_client``); raises
+        :class:`ModelNotConfigured` without a key (the offline providers run then)."""
         if api_key is None:
             raise ModelNotConfigured("no anthropic_api_key configured")
         client = anthropic.AsyncAnthropic(
@@ -235,7 +237,7 @@ class ModelClient:
             # The SDK's aiohttp transport: httpx's connection pool costs the event
             # loop 8 ms per call with hundreds of calls in flight, aiohttp's 3 ms
             # (docs/performance.md, the cascade scenario).
-            http_client=anthropic.DefaultAioHttpClient(timeout=timeout_s),
+            http_client=http_client or anthropic.DefaultAioHttpClient(timeout=timeout_s),
             open_telemetry=sdk_telemetry(trace.get_tracer_provider()),
         )
         return cls(

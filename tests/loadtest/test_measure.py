@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import threading
@@ -10,7 +11,7 @@ import urllib.request
 
 import pytest
 
-from slotwise.loadtest import responders
+from slotwise.loadtest import model_calls, responders
 from slotwise.loadtest.fake_anthropic import Delay, FakeAnthropic, ToolUse
 from slotwise.loadtest.generator import WorkloadConfig, generate
 from slotwise.loadtest.measure import latencies, overall_rate, slope, summarize_runs, sustained_rate
@@ -173,3 +174,9 @@ def test_the_bench_model_loads_the_rules_tables_before_it_serves() -> None:
         table.cache_clear()
     responders.warm()
     assert [table.cache_info().currsize for table in tables] == [1] * len(tables)
+
+
+def test_the_model_call_bench_times_both_request_paths_on_the_canned_reply() -> None:
+    runs = asyncio.run(model_calls.measure(calls=20, rounds=2))
+    assert set(runs) == {"plain SDK", "ModelClient"}
+    assert all(len(figures) == 2 and min(figures) > 0 for figures in runs.values())

@@ -206,7 +206,7 @@ class _State:
         Not ``stopping.wait(seconds)``: every handler thread waiting on one Event
         queues on its Condition's lock to sleep and again to wake, and at a few
         hundred requests in flight that lock, not the model's latency, set the pace
-        (about 220 replies/s at most, each several times slower than asked).
+        (265 replies/s at 256 in flight, the median three times slower than asked).
         ``is_set`` takes no lock, so short sleeps that look at it cost nothing shared.
         """
         deadline = time.monotonic() + seconds

@@ -108,10 +108,13 @@ def test_a_stopping_fake_model_cuts_a_scripted_delay_short() -> None:
         headers={"x-api-key": "k", "content-type": "application/json"},
     )
     caller = threading.Thread(target=_ignoring_errors, args=(request,), daemon=True)
-    caller.start()
-    while fake.pending:
-        time.sleep(0.01)  # the request is in its delay
-    fake.stop()
+    try:
+        caller.start()
+        deadline = time.monotonic() + 10
+        while fake.pending and time.monotonic() < deadline:
+            time.sleep(0.01)  # until the request is in its delay
+    finally:
+        fake.stop()
     caller.join(timeout=10)
     assert not caller.is_alive(), "the delayed request still waits after the server stopped"
 

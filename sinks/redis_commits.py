@@ -64,6 +64,12 @@ class CommitMarks:
         with _translated("probing the store"):
             await self._redis.ping()
 
+    async def known(self) -> bool:
+        """Whether the store holds a mark of this group at all: a store that knows the
+        group but lacks one partition's mark has lost it, with the writes after it."""
+        with _translated("reading committed offsets"):
+            return bool(await self._redis.exists(self._key))
+
     async def read(self, partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int]:
         """The recorded next offset of each partition that has one."""
         wanted = list(partitions)

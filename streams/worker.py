@@ -386,44 +386,67 @@ class Worker:
         """Seek ``partitions`` to their last commit (or the store's lower mark): the
         offsets below which a replayed event publishes nothing, and the starts."""
         wanted = [TopicPartition(t, p) for t, p in sorted(partitions)]
-        quiet_below, starts = self._starts(self._consumer, wanted)
+        quiet_below, starts = self._starts(self._consumer, wanted, replaced=True)
         for (topic, partition), start in starts.items():
             self._consumer.seek(TopicPartition(topic, partition, start))
         log.warning("replaying %s from their last commit", names(wanted))
         return quiet_below, starts
 
     def _starts(
-        self, consumer: Consumer, partitions: list[TopicPartition]
+        self, consumer: Consumer, partitions: list[TopicPartition], *, replaced: bool = False
     ) -> tuple[dict[TP, int], dict[TP, int]]:
         """Where each partition is consumed from (``streams/positions.py``): its last
         commit, or the store's mark where that is lower; and, for those, the committed
-        offset below which a replayed event publishes nothing."""
+        offset below which a replayed event publishes nothing. ``replaced``: the store's
+        server changed under this worker (:meth:`_rewind`)."""
         committed = committed_offsets(consumer, partitions)
-        behind = self._behind(committed)
+        behind = self._behind(consumer, committed, replaced=replaced)
         starts = start_offsets(consumer, committed)
         starts.update({tp: mark for tp, (mark, _) in behind.items()})
         return {tp: c for tp, (_, c) in behind.items()}, starts
 
-    def _behind(self, committed: Mapping[TP, int]) -> dict[TP, tuple[int, int]]:
+    def _behind(
+        self, consumer: Consumer, committed: Mapping[TP, int], *, replaced: bool
+    ) -> dict[TP, tuple[int, int]]:
         """Candidates partitions whose store lacks committed events: (its mark, committed).
 
         Those events are replayed from the mark: the ones whose apply survived re-emit
         their stored outputs, the lost ones are decided again (the clock is the log), and
         nothing below the committed offset is published twice (``PartitionLedger``).
+
+        A partition with no mark is new to the store (a new deployment, one from before
+        the marks, a store rebuilt from the facts topic), unless the store holds marks of
+        the group's other partitions or its server was ``replaced`` under this worker
+        (which recorded a mark for every partition it took): then the partition's first
+        mark was lost with the writes after it, and it is replayed from its log's start.
         """
         candidates = {
             tp: offset for tp, offset in committed.items() if tp[0] == self._catalogue.candidates
         }
         if self._marks is None or self._loop is None or not candidates:
             return {}
-        marks = self._read_marks(set(candidates))
+        marks, known = self._read_marks(set(candidates))
+        lost = [tp for tp, o in candidates.items() if tp not in marks and o > 0]
+        firsts: dict[TP, int] = {}
+        if lost and (known or replaced):
+            # start_offsets gives a partition without a commit its log's first offset.
+            starts = start_offsets(consumer, dict.fromkeys(lost, -1))
+            firsts = {tp: first for tp, first in starts.items() if first < candidates[tp]}
+            marks.update(firsts)
+        if firsts:
+            log.warning(
+                "the store lacks the commit marks of %s though it %s: their first marks "
+                "were lost with the writes after them; replaying from the log's start",
+                names([TopicPartition(*tp) for tp in sorted(firsts)]),
+                "had its server replaced" if replaced else "holds the group's other marks",
+            )  # fmt: skip
         behind: dict[TP, tuple[int, int]] = {}
         baseline: dict[TP, int] = {}
         for tp, offset in candidates.items():
             mark = marks.get(tp)
             if mark is None:
-                # The first time this store sees the partition (a new deployment, or one
-                # from before the marks): it is taken to hold what was committed so far.
+                # The first time this store sees the partition: it is taken to hold what
+                # was committed so far.
                 baseline[tp] = max(offset, 0)
             elif mark < offset:
                 behind[tp] = (mark, offset)
@@ -463,20 +486,25 @@ class Worker:
         except Exception:
             log.exception("changing partition ownership failed")
 
-    def _read_marks(self, partitions: set[TP]) -> dict[TP, int]:
-        """The store's marks, waiting out a short outage: without them a partition cannot
-        be known to be whole (an outage past the budget fails the assignment loudly)."""
-        assert self._marks is not None and self._loop is not None
+    def _read_marks(self, partitions: set[TP]) -> tuple[dict[TP, int], bool]:
+        """The store's marks, and whether it holds any of the group's: an outage is waited
+        out, as without them a partition cannot be known to be whole (one past the budget
+        fails the assignment loudly)."""
+        marks = self._marks
+        assert marks is not None and self._loop is not None
+
+        async def read() -> tuple[dict[TP, int], bool]:
+            return await marks.read(partitions), await marks.known()
+
         for attempt in range(1, _MARK_ATTEMPTS + 1):
             try:
-                read = self._marks.read(partitions)
-                return asyncio.run_coroutine_threadsafe(read, self._loop).result()
+                return asyncio.run_coroutine_threadsafe(read(), self._loop).result()
             except StoreUnavailable as exc:
                 if attempt == _MARK_ATTEMPTS:
                     raise
                 log.warning("reading the store's commit marks failed (%s); retrying", exc)
                 time.sleep(backoff(attempt))
-        return {}
+        return {}, False
 
     async def _take_partitions(
         self, new: set[TP], quiet_below: Mapping[TP, int], starts: Mapping[TP, int]

@@ -58,3 +58,23 @@ def test_a_mark_gone_back_refuses_the_whole_record_and_keeps_the_lower_marks(
         set(),
         {P0: 14, P1: 5},
     ]
+
+
+def test_the_store_knows_the_group_from_its_first_mark_to_the_loss_of_all_of_them(
+    redis_url: str, prefix: str
+) -> None:
+    async def scenario() -> list[bool]:
+        client = aioredis.Redis.from_url(redis_url)
+        marks, other = (CommitMarks(client, prefix=prefix, group=g) for g in ("g", "h"))
+        seen: list[bool] = []
+        try:
+            seen.append(await marks.known())
+            await marks.record({P0: 3})
+            seen += [await marks.known(), await other.known()]  # one group's marks only
+            await client.hdel(f"{prefix}:commits:g", "cands:0")  # the store lost them all
+            seen.append(await marks.known())
+        finally:
+            await client.aclose()
+        return seen
+
+    assert asyncio.run(scenario()) == [False, True, False, False]

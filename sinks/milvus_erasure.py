@@ -41,6 +41,7 @@ from slotwise.sinks.exceptions import VectorIndexError
 from slotwise.sinks.milvus_collections import (
     GRPC_OPTIONS,
     MODEL_PROPERTY,
+    READ_CONSISTENCY,
     TEXT_BYTES,
     among,
     of_subject,
@@ -155,7 +156,11 @@ class MilvusErasure:
                     client,
                     name,
                     lambda c, n=name, w=where: c.query(  # type: ignore[misc]
-                        n, filter=w, output_fields=["count(*)"], timeout=self._timeout_s
+                        n,
+                        filter=w,
+                        output_fields=["count(*)"],
+                        consistency_level=READ_CONSISTENCY,
+                        timeout=self._timeout_s,
                     ),
                 )
                 counts[name] += int(rows[0]["count(*)"]) if rows else 0
@@ -187,6 +192,7 @@ class MilvusErasure:
                 batch_size=_ROWS_PER_PAGE,
                 filter=of_subject(subject_id),
                 output_fields=["fact_id", "text"],
+                consistency_level=READ_CONSISTENCY,
                 timeout=self._timeout_s,
             )
             try:
@@ -219,6 +225,7 @@ class MilvusErasure:
                         filter=of_subject(subject_id),
                         output_fields=["fact_id", "text"],
                         search_params={"metric_type": "COSINE"},
+                        consistency_level=READ_CONSISTENCY,
                         timeout=self._timeout_s,
                     ),
                 )

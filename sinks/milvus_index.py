@@ -75,6 +75,7 @@ from slotwise.sinks.exceptions import EmbeddingModelMismatch, VectorIndexError
 from slotwise.sinks.milvus_collections import (
     FIELDS,
     GRPC_OPTIONS,
+    READ_CONSISTENCY,
     TEXT_BYTES,
     among,
     check_model,
@@ -557,6 +558,7 @@ class MilvusIndex:
                 filter=where,
                 output_fields=["subject_id", "vector"],
                 search_params={"metric_type": "COSINE"},
+                consistency_level=READ_CONSISTENCY,
                 timeout=self._timeout_s,
             ),
         )
@@ -572,6 +574,7 @@ class MilvusIndex:
                 collection,
                 filter=where,
                 output_fields=["count(*)"],
+                consistency_level=READ_CONSISTENCY,
                 timeout=self._timeout_s,
             ),
         )
@@ -618,7 +621,11 @@ class MilvusIndex:
         rows = self._loaded(
             source,
             lambda c: c.query(
-                source, filter=where, output_fields=[*FIELDS, "vector"], timeout=self._timeout_s
+                source,
+                filter=where,
+                output_fields=[*FIELDS, "vector"],
+                consistency_level=READ_CONSISTENCY,
+                timeout=self._timeout_s,
             ),
         )
         if not rows:

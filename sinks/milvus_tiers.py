@@ -42,6 +42,7 @@ from slotwise.sinks.exceptions import VectorIndexError
 from slotwise.sinks.milvus_collections import (
     FIELDS,
     GRPC_OPTIONS,
+    READ_CONSISTENCY,
     TEXT_BYTES,
     create_collection,
     of_subject,
@@ -264,7 +265,11 @@ class MilvusTiers:
             rows = self._loaded(
                 collection,
                 lambda c, chunk=chunk: c.get(  # type: ignore[misc]
-                    collection, ids=chunk, output_fields=fields, timeout=self._timeout_s
+                    collection,
+                    ids=chunk,
+                    output_fields=fields,
+                    consistency_level=READ_CONSISTENCY,
+                    timeout=self._timeout_s,
                 ),
             )
             found.update({str(r["fact_id"]): dict(r) for r in rows})
@@ -281,6 +286,7 @@ class MilvusTiers:
                 batch_size=1000,
                 filter=of_subject(subject_id),
                 output_fields=["fact_id", "text"],
+                consistency_level=READ_CONSISTENCY,
                 timeout=self._timeout_s,
             ),
         )
@@ -298,7 +304,12 @@ class MilvusTiers:
             return 0
         rows = self._loaded(
             collection,
-            lambda c: c.query(collection, output_fields=["count(*)"], timeout=self._timeout_s),
+            lambda c: c.query(
+                collection,
+                output_fields=["count(*)"],
+                consistency_level=READ_CONSISTENCY,
+                timeout=self._timeout_s,
+            ),
         )
         return int(rows[0]["count(*)"]) if rows else 0
 
@@ -351,12 +362,19 @@ def archived_subject(client: MilvusClient, prefix: str, fact_id: str) -> str | N
         if not name.startswith(f"{prefix}_cold_"):
             continue
         try:
-            rows = client.get(name, ids=[fact_id], output_fields=["subject_id"])
+            rows = _subject_row(client, name, fact_id)
         except MilvusException as exc:
             if exc.code != _NOT_LOADED:
                 raise
             client.load_collection(name)
-            rows = client.get(name, ids=[fact_id], output_fields=["subject_id"])
+            rows = _subject_row(client, name, fact_id)
         if rows:
             return str(rows[0]["subject_id"])
     return None
+
+
+def _subject_row(client: MilvusClient, name: str, fact_id: str) -> list[dict[str, Any]]:
+    rows = client.get(
+        name, ids=[fact_id], output_fields=["subject_id"], consistency_level=READ_CONSISTENCY
+    )
+    return list(rows)

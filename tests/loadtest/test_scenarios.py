@@ -100,3 +100,12 @@ def test_peer_scenario_reports_mem0_or_says_it_is_missing(stack: Settings, tmp_p
         assert figures["slotwise / mem0 writes/s"]["value"] > 0
     else:
         assert figures["mem0"]["value"].startswith("not installed")
+
+
+def test_profiling_without_py_spy_is_refused_before_anything_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # a PATH without py-spy
+    assert main(["exact", "--profile-dir", str(tmp_path / "profiles")]) == 2
+    assert "pip install py-spy" in capsys.readouterr().out
+    assert not (tmp_path / "profiles").exists()

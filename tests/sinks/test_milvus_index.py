@@ -33,10 +33,11 @@ from slotwise.models.embedders import MiniLMEmbedder
 from slotwise.processors.drift_adapter import DriftAdapter, fit_procrustes
 from slotwise.processors.model import VectorRow
 from slotwise.processors.ports import Embedder
-from slotwise.sinks import milvus_index
+from slotwise.sinks import milvus_erasure, milvus_index, milvus_tiers
 from slotwise.sinks.exceptions import EmbeddingModelMismatch, VectorIndexError
 from slotwise.sinks.milvus_erasure import MilvusErasure
 from slotwise.sinks.milvus_index import FOREIGN_RESULTS, MilvusIndex
+from slotwise.sinks.milvus_tiers import MilvusTiers
 
 pytestmark = pytest.mark.milvus
 
@@ -520,6 +521,64 @@ def test_archive_moves_rows_to_the_cold_tier_and_restore_brings_them_back(
         assert await index.nearest(sid, "Likes jazz.", k=5, floor=0.5, archived=True) == []
 
     run(index_of(milvus_uri, prefix), scenario)
+
+
+_READS = ("search", "query", "query_iterator", "get")
+
+
+@pytest.fixture
+def consistency_asked(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, object]]:
+    """The real client everywhere the sinks open one; it notes the consistency level that
+    each read, and each collection created, asks Milvus for."""
+    asked: list[tuple[str, object]] = []
+
+    def noting(name: str) -> Callable[..., object]:
+        real = getattr(MilvusClient, name)
+
+        def call(self: MilvusClient, *args: object, **kwargs: object) -> object:
+            asked.append((name, kwargs.get("consistency_level")))
+            return real(self, *args, **kwargs)
+
+        return call
+
+    noted = type(
+        "NotingClient", (MilvusClient,), {n: noting(n) for n in (*_READS, "create_collection")}
+    )
+    for module in (milvus_index, milvus_tiers, milvus_erasure):
+        monkeypatch.setattr(module, "MilvusClient", noted)
+    return asked
+
+
+def test_every_read_and_every_collection_asks_for_strong_consistency(
+    milvus_uri: str, prefix: str, consistency_asked: list[tuple[str, object]]
+) -> None:
+    # A Milvus server's default (Bounded) may answer without the last seconds of
+    # writes: the vector stage would then decide on other neighbours than a replay,
+    # and an erasure could verify a subject empty too early. Milvus Lite always
+    # reads its own writes, so what each call asks for is what is checked.
+    sid = f"user-{uuid.uuid4()}"
+    embedder = HashEmbedder()
+
+    async def scenario(index: MilvusIndex) -> None:
+        index.add([row("f1", sid, "Likes jazz."), row("f2", sid, "Owns a bike.")])
+        await index.flush()
+        assert [f for f, _ in await index.nearest(sid, "Likes jazz.", k=1, floor=0.5)] == ["f1"]
+        assert await index.count_subject(sid) == 2
+        assert await index.archive(sid, ["f1"]) == 1
+        tiers = MilvusTiers(index, embedder, uri=milvus_uri)
+        assert (await tiers.locate(["f1"]))["f1"] == {"cold"}
+        assert await tiers.subject_of("f1") == sid
+        assert set((await tiers.rows_of(sid))["hot"]) == {"f2"}
+        await tiers.close()
+        erasure = MilvusErasure(milvus_uri, embedder, prefix=prefix)
+        assert sum((await erasure.count(sid, None)).values()) == 2
+        assert sum(map(len, (await erasure.rows_with_text(sid, ["Owns a bike."])).values())) == 1
+        assert await erasure.nearest_to_texts(sid, ["Owns a bike."], k=1)
+        await erasure.close()
+
+    run(index_of(milvus_uri, prefix, embedder), scenario)
+    assert {name for name, _ in consistency_asked} == {*_READS, "create_collection"}
+    assert {level for _, level in consistency_asked} == {"Strong"}
 
 
 def test_delete_subject_covers_every_model_both_tiers_and_the_buffer(

@@ -136,9 +136,9 @@ def create_collection(
         schema=schema,
         index_params=_vector_index(client),
         properties={MODEL_PROPERTY: model},
-        # The default for readers that do not ask (the migration and adapter
-        # tools, an operator's own queries). The index, tiers and erasure ask on
-        # every call, so collections created before this answer them strongly too.
+        # The default for readers that do not ask (an operator's own queries).
+        # slotwise's reads ask on every call, so collections created before this
+        # answer them strongly too.
         consistency_level=READ_CONSISTENCY,
         timeout=timeout_s,
     )

@@ -29,7 +29,7 @@ from pymilvus import MilvusClient
 
 from slotwise.processors.drift_adapter import DriftAdapter, ndcg_at, recall_at, unit_rows
 from slotwise.processors.ports import Embedder
-from slotwise.sinks.milvus_collections import among, collection_model
+from slotwise.sinks.milvus_collections import READ_CONSISTENCY, among, collection_model
 from slotwise.topics.exceptions import SlotwiseError
 
 __all__ = [
@@ -94,7 +94,12 @@ def census(client: MilvusClient, alias: str, tick: Tick | None = None) -> Census
     name, model = alias_collection(client, alias)
     client.load_collection(name)
     stamps: Counter[str] = Counter()
-    rows = client.query_iterator(name, batch_size=_PAGE, output_fields=["embedding_model"])
+    rows = client.query_iterator(
+        name,
+        batch_size=_PAGE,
+        output_fields=["embedding_model"],
+        consistency_level=READ_CONSISTENCY,
+    )
     try:
         while page := rows.next():
             stamps.update(str(r["embedding_model"]) for r in page)
@@ -143,6 +148,7 @@ def sample_pairs(
         name,
         batch_size=_PAGE,
         output_fields=["fact_id", "text", "vector", "embedding_model"],
+        consistency_level=READ_CONSISTENCY,
     )
     try:
         while page := rows.next():
@@ -173,6 +179,7 @@ def stored_pairs(client: MilvusClient, name: str, model: str, fact_ids: list[str
             name,
             filter=among(fact_ids[first : first + _PAGE]),
             output_fields=["fact_id", "text", "vector", "embedding_model"],
+            consistency_level=READ_CONSISTENCY,
         )
     kept = [r for r in rows if r["embedding_model"] == model]
     return Pairs(

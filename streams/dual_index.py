@@ -27,7 +27,7 @@ from pymilvus import MilvusClient
 
 from slotwise.processors.drift_adapter import ndcg_at, recall_at
 from slotwise.processors.ports import Embedder
-from slotwise.sinks.milvus_collections import among, beyond, of_subject
+from slotwise.sinks.milvus_collections import READ_CONSISTENCY, among, beyond, of_subject
 from slotwise.streams.adapter_fit import sample_pairs
 
 __all__ = ["ShadowReport", "backfill_batch", "count", "old_pages", "shadow_queries"]
@@ -38,7 +38,9 @@ _K = 10
 
 def count(client: MilvusClient, name: str) -> int:
     client.load_collection(name)
-    rows = client.query(name, filter="", output_fields=["count(*)"])
+    rows = client.query(
+        name, filter="", output_fields=["count(*)"], consistency_level=READ_CONSISTENCY
+    )
     return int(rows[0]["count(*)"]) if rows else 0
 
 
@@ -52,6 +54,7 @@ def old_pages(
         batch_size=size,
         filter=beyond(after) if after else "",
         output_fields=_ROW_FIELDS,
+        consistency_level=READ_CONSISTENCY,
     )
     try:
         while page := rows.next():
@@ -92,7 +95,12 @@ def backfill_batch(
         ids = [str(r["fact_id"]) for r in rows]
         now = {
             str(r["fact_id"]): r
-            for r in client.query(old, filter=among(ids), output_fields=_ROW_FIELDS)
+            for r in client.query(
+                old,
+                filter=among(ids),
+                output_fields=_ROW_FIELDS,
+                consistency_level=READ_CONSISTENCY,
+            )
         }
         gone = [i for i in ids if i not in now]
         if gone:
@@ -126,6 +134,7 @@ def _top(
         filter=of_subject(subject),
         output_fields=["fact_id"],
         search_params={"metric_type": "COSINE"},
+        consistency_level=READ_CONSISTENCY,
     )[0]
     return [str(h["fact_id"]) for h in hits if str(h["fact_id"]) != fact_id][:_K]
 
@@ -145,7 +154,12 @@ def shadow_queries(
     subjects = (
         {
             str(r["fact_id"]): str(r["subject_id"])
-            for r in client.query(old, filter=among(pairs.fact_ids), output_fields=["subject_id"])
+            for r in client.query(
+                old,
+                filter=among(pairs.fact_ids),
+                output_fields=["subject_id"],
+                consistency_level=READ_CONSISTENCY,
+            )
         }
         if pairs.fact_ids
         else {}

@@ -523,14 +523,12 @@ def test_archive_moves_rows_to_the_cold_tier_and_restore_brings_them_back(
     run(index_of(milvus_uri, prefix), scenario)
 
 
-_READS = ("search", "query", "query_iterator", "get")
+READS = ("search", "query", "query_iterator", "get")
 
 
-@pytest.fixture
-def consistency_asked(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, object]]:
-    """The real client everywhere the sinks open one; it notes the consistency level that
-    each read, and each collection created, asks Milvus for."""
-    asked: list[tuple[str, object]] = []
+def noting_client(asked: list[tuple[str, object]]) -> type[MilvusClient]:
+    """The real client, noting in ``asked`` the consistency level that each read, and each
+    collection created, asks Milvus for."""
 
     def noting(name: str) -> Callable[..., object]:
         real = getattr(MilvusClient, name)
@@ -541,11 +539,17 @@ def consistency_asked(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, object
 
         return call
 
-    noted = type(
-        "NotingClient", (MilvusClient,), {n: noting(n) for n in (*_READS, "create_collection")}
+    return type(
+        "NotingClient", (MilvusClient,), {n: noting(n) for n in (*READS, "create_collection")}
     )
+
+
+@pytest.fixture
+def consistency_asked(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, object]]:
+    """:func:`noting_client` everywhere the sinks open a client."""
+    asked: list[tuple[str, object]] = []
     for module in (milvus_index, milvus_tiers, milvus_erasure):
-        monkeypatch.setattr(module, "MilvusClient", noted)
+        monkeypatch.setattr(module, "MilvusClient", noting_client(asked))
     return asked
 
 
@@ -577,7 +581,7 @@ def test_every_read_and_every_collection_asks_for_strong_consistency(
         await erasure.close()
 
     run(index_of(milvus_uri, prefix, embedder), scenario)
-    assert {name for name, _ in consistency_asked} == {*_READS, "create_collection"}
+    assert {name for name, _ in consistency_asked} == {*READS, "create_collection"}
     assert {level for _, level in consistency_asked} == {"Strong"}
 
 

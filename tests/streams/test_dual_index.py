@@ -27,10 +27,10 @@ from slotwise.sinks.milvus_erasure import MilvusErasure
 from slotwise.sinks.milvus_index import MilvusIndex
 from slotwise.sinks.redis_migration import MigrationStore
 from slotwise.sinks.redis_store import RedisStore
-from slotwise.streams import cli_dual_index
+from slotwise.streams import cli_dual_index, cli_migrate_io
 from slotwise.streams.migration_watch import MigrationWatch
 from slotwise.streams.settings import Settings
-from tests.sinks.test_milvus_index import HashEmbedder, RotatedEmbedder
+from tests.sinks.test_milvus_index import HashEmbedder, RotatedEmbedder, noting_client
 from tests.streams.test_cli_migrate import FACTS, deployment, migrate, opens
 
 pytestmark = [pytest.mark.redis, pytest.mark.milvus]
@@ -235,6 +235,22 @@ def test_backfill_validate_then_switch_and_rollback_are_atomic_for_readers(
     assert not client.has_collection(names["old"])
     client.close()
     assert "dropped  " + names["old"] in migrate("status").output
+
+
+def test_backfill_and_validate_read_both_collections_at_strong_consistency(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A backfill re-reads each page from the old collection to catch rows rewritten while
+    # it embedded them; at a server's default level it could miss the latest rewrite.
+    asked: list[tuple[str, object]] = []
+    monkeypatch.setattr(cli_migrate_io, "MilvusClient", noting_client(asked))
+    assert migrate("start", "--to", "rotated", "--from", "hash").exit_code == 0
+    filled = migrate("backfill", "--batch", "64")
+    assert filled.exit_code == 0, filled.output
+    checked = migrate("validate", "--sample", "100", "--min-recall", "0.95")
+    assert checked.exit_code == 0, checked.output
+    assert {"search", "query", "query_iterator"} <= {name for name, _ in asked}
+    assert {level for _, level in asked} == {"Strong"}
 
 
 def _watched_index(settings: Settings, store: RedisStore, embedder: Embedder) -> MilvusIndex:

@@ -25,6 +25,8 @@ import numpy as np
 import numpy.typing as npt
 from pymilvus import DataType, MilvusClient
 
+from slotwise.loadtest.results import percentile
+from slotwise.processors.drift_adapter import unit_rows
 from slotwise.sinks.milvus_collections import GRPC_OPTIONS, READ_CONSISTENCY, of_subject
 from slotwise.streams.settings import Settings
 
@@ -44,13 +46,7 @@ class Checkpoint:
 
 
 def _unit_vectors(rng: np.random.Generator, n: int) -> npt.NDArray[np.float32]:
-    vectors = rng.standard_normal((n, _DIMENSION)).astype(np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors
-
-
-def _quantile(ordered: Sequence[float], q: float) -> float:
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+    return unit_rows(rng.standard_normal((n, _DIMENSION)))
 
 
 def _create(client: MilvusClient, name: str, index: str, isolation: bool) -> dict[str, Any]:
@@ -168,11 +164,10 @@ def _searched(
         hits += len(exact & got)
         wanted += len(exact)
         empty += not got
-    millis.sort()
     return Checkpoint(
         rows=len(written),
-        p50_ms=_quantile(millis, 0.5),
-        p99_ms=_quantile(millis, 0.99),
+        p50_ms=percentile(millis, 50),
+        p99_ms=percentile(millis, 99),
         recall=hits / wanted if wanted else 1.0,
         empty=empty / searches,
     )

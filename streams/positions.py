@@ -46,6 +46,12 @@ _PASSING = frozenset(
         KafkaError.NOT_COORDINATOR,
         KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
         KafkaError.COORDINATOR_NOT_AVAILABLE,
+        # A broker just restarted answers before it has loaded every partition, and the
+        # client's metadata lags behind it: the partition is there a moment later.
+        KafkaError._UNKNOWN_PARTITION,
+        KafkaError.UNKNOWN_TOPIC_OR_PART,
+        KafkaError.LEADER_NOT_AVAILABLE,
+        KafkaError.NOT_LEADER_FOR_PARTITION,
     }
 )
 

@@ -92,6 +92,24 @@ def test_a_partition_never_committed_starts_at_its_first_offset_not_a_logical_on
     assert starts == {(CAND, 0): 41, (OBS, 2): 120}
 
 
+def test_a_partition_a_restarted_broker_has_not_loaded_yet_is_waited_for() -> None:
+    # What a partition answers in the first moments after its broker came back.
+    unloaded = [
+        KafkaError(KafkaError._UNKNOWN_PARTITION, "Failed to get watermark offsets"),
+        KafkaError(KafkaError.LEADER_NOT_AVAILABLE),
+        KafkaError(KafkaError.NOT_LEADER_FOR_PARTITION),
+    ]
+    fake = _Consumer(watermarks={(OBS, 0): [*unloaded, (0, 0)]})
+    assert start_offsets(_consumer(fake), {(OBS, 0): -1001}) == {(OBS, 0): 0}
+
+
+def test_a_partition_that_never_comes_back_fails_the_consumer_after_the_wait() -> None:
+    gone = KafkaError(KafkaError._UNKNOWN_PARTITION)
+    fake = _Consumer(watermarks={(OBS, 0): [gone] * 3})
+    with pytest.raises(ConsumerFailed, match=r"first offset of p\.observations\.v1\[0\]"):
+        start_offsets(_consumer(fake), {(OBS, 0): -1001}, wait_s=0)
+
+
 def test_a_partition_paused_when_revoked_is_resumed_when_it_comes_back() -> None:
     fake = _Consumer(owned=[(CAND, 0), (CAND, 1)])
     pauses = Pauses()

@@ -9,13 +9,22 @@ exactly once, whatever crashes and replays happen in between.
     PublishError            the root
     ├── TransactionAborted  the transaction was aborted; retry the same batch
     └── PublisherFenced     fatal (fenced by a newer instance, or broken): restart
+
+librdkafka's ``send_offsets_to_transaction`` can block past its timeout, for good,
+when the group coordinator went away during the call (librdkafka issues #5456 and
+#5511, open in 2.16; seen here while a broker stayed down for longer than a
+restart). It runs on a daemon thread of its own and is waited for with a deadline:
+a call past it leaves its producer broken, the transaction it was in never commits,
+and its thread does not hold up the process's exit.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Producer, TopicPartition
@@ -54,15 +63,18 @@ class PublisherFenced(PublishError):
     """The producer is unusable. ``by_another`` when a newer instance with the same
     transactional id took over: then this process must stop, not start a new producer."""
 
-    def __init__(self, message: str, *, error: KafkaError) -> None:
+    def __init__(self, message: str, *, error: KafkaError | None = None) -> None:
         super().__init__(message)
-        self.by_another = error.code() in _FENCED_CODES
+        self.by_another = error is not None and error.code() in _FENCED_CODES
 
 
 def idempotent_producer(connection: Connection, **overrides: Any) -> Producer:
     defaults = {"enable.idempotence": True, "linger.ms": 5, "compression.type": "lz4"}
     return Producer(client_config(connection, {**defaults, **overrides}))
 
+
+# How much longer than its own timeout ``send_offsets_to_transaction`` is given.
+_OFFSETS_GRACE_S = 15.0
 
 # How long a transaction may stay open: a producer killed inside one holds its
 # offsets, for every reader of the group's committed offsets, until the broker aborts
@@ -94,7 +106,7 @@ class TransactionalPublisher:
     def renew(self) -> None:
         """Replace a producer that failed fatally (say, in a broker restart) with a new one
         of the same transactional id, whose ``init`` aborts whatever the old one left open."""
-        self._producer.purge()
+        self._producer.purge(blocking=False)  # a call may still be stuck inside it
         self._producer = idempotent_producer(self._connection, **self._config)
         self._ready = False
         self._aborting = False
@@ -121,12 +133,26 @@ class TransactionalPublisher:
             for message in messages:
                 self._produce(message)
             if offsets:
-                self._producer.send_offsets_to_transaction(
-                    list(offsets), group_metadata, self._timeout
-                )
+                self._send_offsets(list(offsets), group_metadata)
             self._producer.commit_transaction(self._timeout)
         except KafkaException as exc:
             self._abort(exc)
+
+    def _send_offsets(self, offsets: list[TopicPartition], group_metadata: object) -> None:
+        """Add the consumed offsets to the open transaction, within a deadline (see the
+        module's docstring): past it, the producer is broken and must be renewed."""
+        call = _on_daemon_thread(
+            self._producer.send_offsets_to_transaction, offsets, group_metadata, self._timeout
+        )
+        try:
+            call.result(self._timeout + _OFFSETS_GRACE_S)
+        except TimeoutError:  # concurrent.futures' is the builtin since 3.11
+            # Whatever the stuck call does later stays inside a transaction the renewed
+            # producer's init aborts.
+            raise PublisherFenced(
+                f"adding the consumed offsets to the transaction did not return within "
+                f"{self._timeout + _OFFSETS_GRACE_S:.0f} s"
+            ) from None
 
     def _produce(self, message: Outbound) -> None:
         while True:
@@ -187,3 +213,18 @@ class TransactionalPublisher:
 
     def close(self) -> None:
         self._producer.flush(self._timeout)
+
+
+def _on_daemon_thread(fn: Callable[..., object], *args: object) -> Future[object]:
+    """``fn(*args)`` on a new daemon thread: a call that never returns is left behind."""
+    future: Future[object] = Future()
+
+    def run() -> None:
+        future.set_running_or_notify_cancel()
+        try:
+            future.set_result(fn(*args))
+        except BaseException as exc:
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="slotwise-txn-offsets", daemon=True).start()
+    return future

@@ -12,7 +12,7 @@ import random
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -51,6 +51,10 @@ __all__ = [
     "service_port",
     "store_call",
 ]
+
+# How long every worker may be gone before a wait for commits gives up: a test that
+# restarts its workers does so within this.
+_GONE_S = 10.0
 
 
 @dataclass
@@ -185,31 +189,44 @@ class Pipeline:
     def wait_committed(self, topic: str, ends: dict[int, int], timeout: float = 120.0) -> None:
         """Until the group's committed offsets pass every record published (``ends``)."""
         deadline = time.monotonic() + timeout
-        while True:
+
+        def reached() -> tuple[bool, str]:
             # A worker killed mid-transaction leaves its offsets pending until the broker
             # aborts the transaction (transaction.timeout.ms, 60 s): the group's offsets
             # cannot be read until then, which is part of what this waits out.
             committed = self.committed(topic, timeout=max(deadline - time.monotonic(), 10.0))
-            if all(committed.get(p, -1) >= end for p, end in ends.items()):
-                return
-            if time.monotonic() > deadline:
-                raise TimeoutError(
-                    f"committed {committed} never reached {ends}:\n{self.diagnose()}"
-                )
-            time.sleep(0.25)
+            done = all(committed.get(p, -1) >= end for p, end in ends.items())
+            return done, f"committed {committed} never reached {ends}"
+
+        self._wait(reached, deadline, poll_s=0.25)
 
     def wait_some_committed(self, minimum: int, timeout: float = 180.0) -> None:
         """Until the group has committed at least ``minimum`` candidates."""
-        deadline = time.monotonic() + timeout
-        while True:
+
+        def reached() -> tuple[bool, str]:
             done = sum(max(0, o) for o in self.committed(self.catalogue.candidates).values())
-            if done >= minimum:
+            return done >= minimum, f"only {done} of {minimum} candidates committed"
+
+        self._wait(reached, time.monotonic() + timeout, poll_s=0.2)
+
+    def _wait(
+        self, reached: Callable[[], tuple[bool, str]], deadline: float, poll_s: float
+    ) -> None:
+        """Poll ``reached`` until it holds; past ``deadline``, or once every worker started
+        has been gone for a while (nothing can commit any more), fail with the diagnosis."""
+        stopped_at: float | None = None
+        while True:
+            done, shortfall = reached()
+            if done:
                 return
-            if time.monotonic() > deadline:
-                raise TimeoutError(
-                    f"only {done} candidates committed in {timeout}s:\n{self.diagnose()}"
-                )
-            time.sleep(0.2)
+            now = time.monotonic()
+            stopped = bool(self.workers) and not any(w.alive() for w in self.workers)
+            stopped_at = (stopped_at or now) if stopped else None
+            if stopped_at is not None and now - stopped_at > _GONE_S:
+                raise TimeoutError(f"{shortfall}, and every worker has exited:\n{self.diagnose()}")
+            if now > deadline:
+                raise TimeoutError(f"{shortfall} in time:\n{self.diagnose()}")
+            time.sleep(poll_s)
 
     def read_committed(
         self, topic: str, idle_s: float = 2.0

@@ -4,8 +4,9 @@ Each fault hits a private instance of that one service (its own port and data
 dir), so the shared stack that other tests use is never disturbed. The worker
 must back off, report unhealthy while it waits, resume, and end with every
 candidate applied once and every event published once. The broker is also held
-down past the transaction timeout: the open transaction is aborted by the broker,
-and librdkafka's offset commit into it can block for good (sinks/kafka_publisher.py).
+down past the transaction timeout: the broker aborts the transaction left open,
+and librdkafka's offset commit made while the broker is away can block for good
+(sinks/kafka_publisher.py).
 """
 
 from __future__ import annotations

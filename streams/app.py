@@ -28,6 +28,7 @@ from slotwise.streams.checkpoint import Sink
 from slotwise.streams.erasure import open_erasure
 from slotwise.streams.failures import classify
 from slotwise.streams.forgetting import open_forgetting
+from slotwise.streams.gc_policy import settle_heap
 from slotwise.streams.health import Health, HealthServer
 from slotwise.streams.index_heal import IndexHeal
 from slotwise.streams.kafka_clients import worker_consumer, worker_publisher
@@ -191,6 +192,7 @@ async def run_worker(
                 server=services.store.identity,
                 heal=services.heal,
             )
+            settle_heap(settings.gc_young_threshold)
             await worker.run(stop)
     finally:
         server.stop()

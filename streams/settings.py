@@ -91,6 +91,9 @@ class Settings(BaseSettings):
     # slotwise serve: required whenever it listens off loopback (streams/serve.py)
     api_token: SecretStr | None = None
     shutdown_timeout_s: float = 30.0
+    # The worker's young-generation GC threshold once setup is frozen (streams/gc_policy.py);
+    # 0 keeps CPython's defaults.
+    gc_young_threshold: int = Field(50_000, ge=0)
 
     # matching
     top_k: int = Field(DEFAULT_TOP_K, ge=1, le=20)

@@ -440,7 +440,9 @@ class Milvus(Service):
         return [
             sys.executable,
             "-m",
-            "milvus_lite",
+            # Lite's server, searching only the partition a filter's subject is in, as a
+            # Milvus server does (streams/milvus_lite_server.py).
+            "slotwise.streams.milvus_lite_server",
             "server",
             "--data-dir",
             str(self.workdir / "data"),

@@ -16,6 +16,9 @@ latency. Run it standalone for benchmarks::
 from __future__ import annotations
 
 import argparse
+import asyncio
+import concurrent.futures
+import contextlib
 import hashlib
 import importlib
 import itertools
@@ -28,9 +31,11 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
+
+import uvloop
+from aiohttp import web
 
 __all__ = [
     "Delay",
@@ -51,7 +56,6 @@ __all__ = [
 
 _MESSAGES_PATH = "/v1/messages"
 _MESSAGE_MARKER = "\nMessage:\n"
-_PAUSE_SLICE_S = 0.1  # how late a stopping server may end a scripted delay
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,32 +197,22 @@ class _State:
     latency_s: float
     script: deque[Reply] = field(default_factory=deque)
     requests: deque[RecordedRequest] = field(default_factory=deque)
+    # Taken by the server's loop and by the test's thread (script, requests), never held
+    # across an await.
     lock: threading.Lock = field(default_factory=threading.Lock)
-    stopping: threading.Event = field(default_factory=threading.Event)
     ids: itertools.count[int] = field(default_factory=itertools.count)
     cached_prefixes: set[str] = field(default_factory=set)
     in_flight: int = 0
     max_concurrent: int = 0
 
-    def pause(self, seconds: float) -> None:
-        """Sleep ``seconds``, or less once the server is stopping.
-
-        Not ``stopping.wait(seconds)``: every handler thread waiting on one Event
-        queues on its Condition's lock to sleep and again to wake, and at a few
-        hundred requests in flight that lock, not the model's latency, set the pace
-        (265 replies/s at 256 in flight, the median three times slower than asked).
-        ``is_set`` takes no lock, so short sleeps that look at it cost nothing shared.
-        """
-        deadline = time.monotonic() + seconds
-        while not self.stopping.is_set():
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return
-            time.sleep(min(left, _PAUSE_SLICE_S))
-
 
 class FakeAnthropic:
-    """The fake Messages API on 127.0.0.1, started and stopped as a context manager."""
+    """The fake Messages API on 127.0.0.1, started and stopped as a context manager.
+
+    It serves from an event loop on a thread of its own: a request waiting out the
+    latency is a sleeping coroutine, not a thread, so a benchmark's hundreds of calls
+    in flight cost the machine next to nothing while they wait (docs/performance.md).
+    """
 
     def __init__(
         self,
@@ -233,7 +227,9 @@ class FakeAnthropic:
             responder=responder, latency_s=latency_s, requests=deque(maxlen=record_limit)
         )
         self._address = (host, port)
-        self._server: _Server | None = None
+        self._bound_address: tuple[str, int] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopping: asyncio.Event | None = None
         self._thread: threading.Thread | None = None
 
     @property
@@ -267,22 +263,22 @@ class FakeAnthropic:
             return self._state.max_concurrent
 
     def start(self) -> FakeAnthropic:
-        handler = type("_BoundHandler", (_Handler,), {"state": self._state})
-        self._server = _Server(self._address, handler)
+        started: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._loop = uvloop.new_event_loop()
         self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(0.05,), name="fake-anthropic", daemon=True
+            target=self._serve, args=(started,), name="fake-anthropic", daemon=True
         )
         self._thread.start()
+        started.result(timeout=30)
         return self
 
     def stop(self) -> None:
-        self._state.stopping.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._server = self._thread = None
+        loop, thread = self._loop, self._thread
+        if loop is not None and thread is not None and thread.is_alive():
+            loop.call_soon_threadsafe(self._stop_serving)
+            thread.join(timeout=10)
+        self._loop = self._thread = None
+        self._bound_address = None
 
     def __enter__(self) -> FakeAnthropic:
         return self.start()
@@ -296,65 +292,77 @@ class FakeAnthropic:
         self.stop()
 
     def _bound(self) -> tuple[str, int]:
-        if self._server is None:
+        if self._bound_address is None:
             raise RuntimeError("the fake Anthropic server is not running")
-        host, port = self._server.server_address[:2]
-        return str(host), int(port)
+        return self._bound_address
 
+    # -- the server's thread ------------------------------------------------------
 
-class _Server(ThreadingHTTPServer):
-    # A benchmark opens hundreds of connections at once; the default listen
-    # backlog of 5 drops their SYNs and costs each one a 1 s retransmission.
-    request_queue_size = 1024
-    block_on_close = False
-
-
-class _Handler(BaseHTTPRequestHandler):
-    state: _State
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms stall
-    timeout = 60  # idle keep-alive connections end instead of pinning a thread forever
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        """Quiet: a benchmark sends tens of thousands of requests."""
-
-    def do_POST(self) -> None:
+    def _serve(self, started: concurrent.futures.Future[None]) -> None:
+        loop = self._loop
+        assert loop is not None
+        asyncio.set_event_loop(loop)
         try:
-            self._serve()
-        except (BrokenPipeError, ConnectionResetError, TimeoutError):
-            # The client gave up (its timeout is shorter than a scripted delay).
-            self.close_connection = True
+            loop.run_until_complete(self._run(started))
+        except BaseException as exc:
+            if started.done():
+                raise
+            started.set_exception(exc)  # start() raises it
+        finally:
+            loop.close()
 
-    def do_GET(self) -> None:
-        self._send_error(Failure(404, "not_found_error", f"no route {self.path}"))
+    async def _run(self, started: concurrent.futures.Future[None]) -> None:
+        self._stopping = asyncio.Event()
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post(_MESSAGES_PATH, self._messages)
+        app.router.add_route("*", "/{tail:.*}", self._not_found)
+        # Quiet: a benchmark sends tens of thousands of requests.
+        runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await runner.setup()
+        # A benchmark opens hundreds of connections at once; a short listen backlog
+        # drops their SYNs and costs each one a 1 s retransmission.
+        site = web.TCPSite(runner, *self._address, backlog=1024)
+        await site.start()
+        host, port = runner.addresses[0][:2]
+        self._bound_address = (str(host), int(port))
+        started.set_result(None)
+        try:
+            await self._stopping.wait()
+        finally:
+            await runner.cleanup()
 
-    def _serve(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        raw = self.rfile.read(length).decode("utf-8", "replace")
-        if self.path.split("?", 1)[0] != _MESSAGES_PATH:
-            self._send_error(Failure(404, "not_found_error", f"no route {self.path}"))
-            return
-        if not (self.headers.get("x-api-key") or self.headers.get("authorization")):
-            self._send_error(Failure(401, "authentication_error", "x-api-key header is required"))
-            return
+    def _stop_serving(self) -> None:
+        if self._stopping is not None:
+            self._stopping.set()
+
+    async def _pause(self, seconds: float) -> None:
+        """Sleep ``seconds``, or less once the server is stopping."""
+        assert self._stopping is not None
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopping.wait(), seconds)
+
+    async def _not_found(self, request: web.Request) -> web.Response:
+        return self._error(Failure(404, "not_found_error", f"no route {request.path}"))
+
+    async def _messages(self, request: web.Request) -> web.Response:
+        raw = (await request.read()).decode("utf-8", "replace")
+        if not (request.headers.get("x-api-key") or request.headers.get("authorization")):
+            return self._error(Failure(401, "authentication_error", "x-api-key header is required"))
         try:
             body = json.loads(raw)
         except json.JSONDecodeError:
-            self._send_error(Failure(400, "invalid_request_error", "body is not JSON"))
-            return
+            return self._error(Failure(400, "invalid_request_error", "body is not JSON"))
         if not isinstance(body, dict):
-            self._send_error(Failure(400, "invalid_request_error", "body is not an object"))
-            return
+            return self._error(Failure(400, "invalid_request_error", "body is not an object"))
         missing = [k for k in ("model", "max_tokens", "messages") if k not in body]
         if missing:
-            self._send_error(Failure(400, "invalid_request_error", f"missing {missing}"))
-            return
-        state = self.state
+            return self._error(Failure(400, "invalid_request_error", f"missing {missing}"))
+        state = self._state
         with state.lock:
             state.requests.append(
                 RecordedRequest(
-                    path=self.path,
-                    headers={k.lower(): v for k, v in self.headers.items()},
+                    path=request.path_qs,
+                    headers={k.lower(): v for k, v in request.headers.items()},
                     body=body,
                     raw=raw,
                     received_at=time.monotonic(),
@@ -364,30 +372,30 @@ class _Handler(BaseHTTPRequestHandler):
             state.max_concurrent = max(state.max_concurrent, state.in_flight)
             scripted = state.script.popleft() if state.script else None
         try:
-            reply = scripted if scripted is not None else self._default(body)
-            self._send(reply, body)
+            reply = scripted if scripted is not None else await self._default(body)
+            while isinstance(reply, Delay):
+                await self._pause(reply.seconds)
+                reply = reply.then if reply.then is not None else await self._default(body)
+            return self._reply(reply, body)
         finally:
             with state.lock:
                 state.in_flight -= 1
 
-    def _default(self, body: dict[str, Any]) -> Reply:
-        if self.state.latency_s > 0:
-            self.state.pause(self.state.latency_s)
-        return self.state.responder(body)
+    async def _default(self, body: dict[str, Any]) -> Reply:
+        if self._state.latency_s > 0:
+            await self._pause(self._state.latency_s)
+        return self._state.responder(body)
 
-    def _send(self, reply: Reply, body: dict[str, Any]) -> None:
-        while isinstance(reply, Delay):
-            self.state.pause(reply.seconds)
-            reply = reply.then if reply.then is not None else self._default(body)
+    def _reply(self, reply: Reply, body: dict[str, Any]) -> web.Response:
         if isinstance(reply, Failure):
-            self._send_error(reply)
-        elif isinstance(reply, Raw):
-            self._write(reply.status, reply.body, reply.content_type)
-        else:
-            self._write(200, json.dumps(self._message(reply, body)).encode())
+            return self._error(reply)
+        if isinstance(reply, Raw):
+            return self._response(reply.status, reply.body, reply.content_type)
+        assert not isinstance(reply, Delay)  # waited out by the caller
+        return self._response(200, json.dumps(self._message(reply, body)).encode())
 
     def _message(self, reply: ToolUse | Text, body: dict[str, Any]) -> dict[str, Any]:
-        serial = next(self.state.ids)
+        serial = next(self._state.ids)
         if isinstance(reply, ToolUse):
             name = reply.name or (body.get("tool_choice") or {}).get("name") or _first_tool(body)
             content: list[dict[str, Any]] = [
@@ -422,9 +430,9 @@ class _Handler(BaseHTTPRequestHandler):
         created = read = 0
         if cacheable:
             digest = hashlib.sha256(prefix.encode()).hexdigest()
-            with self.state.lock:
-                hit = digest in self.state.cached_prefixes
-                self.state.cached_prefixes.add(digest)
+            with self._state.lock:
+                hit = digest in self._state.cached_prefixes
+                self._state.cached_prefixes.add(digest)
             read, created = (prefix_tokens, 0) if hit else (0, prefix_tokens)
         messages_tokens = len(json.dumps(body.get("messages"))) // 4
         return {
@@ -434,33 +442,34 @@ class _Handler(BaseHTTPRequestHandler):
             "cache_read_input_tokens": read,
         }
 
-    def _send_error(self, failure: Failure) -> None:
+    def _error(self, failure: Failure) -> web.Response:
         payload = {
             "type": "error",
             "error": {"type": failure.error_type, "message": failure.message},
-            "request_id": f"req_fake{next(self.state.ids):08d}",
+            "request_id": f"req_fake{next(self._state.ids):08d}",
         }
         headers = {}
         if failure.retry_after is not None:
             headers["retry-after"] = f"{failure.retry_after:g}"
-        self._write(failure.status, json.dumps(payload).encode(), headers=headers)
+        return self._response(failure.status, json.dumps(payload).encode(), headers=headers)
 
-    def _write(
+    def _response(
         self,
         status: int,
         payload: bytes,
         content_type: str = "application/json",
         headers: dict[str, str] | None = None,
-    ) -> None:
-        self.send_response(status, _phrase(status))
-        self.send_header("content-type", content_type)
-        self.send_header("content-length", str(len(payload)))
-        self.send_header("request-id", f"req_fake{next(self.state.ids):08d}")
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(payload)
-        self.wfile.flush()
+    ) -> web.Response:
+        return web.Response(
+            status=status,
+            reason=_phrase(status),
+            body=payload,
+            headers={
+                "content-type": content_type,
+                "request-id": f"req_fake{next(self._state.ids):08d}",
+                **(headers or {}),
+            },
+        )
 
 
 def _first_tool(body: dict[str, Any]) -> str:

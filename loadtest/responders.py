@@ -125,10 +125,12 @@ def warm() -> None:
     """Load the rules' tables (GeoNames cities, the ISO lists, the attribute schema) now.
 
     They load lazily, on first use, and ``functools.cache`` does not hold back a second
-    caller while the first one loads. Served cold, each of the few hundred request
-    threads of a run's first second built its own copy (a second of CPU each, on one
-    interpreter lock): the fake model fell minutes behind, the worker's calls timed out
-    and its circuit breaker opened, and the benchmark measured that instead of the worker.
+    caller while the first one loads. Served cold by a thread per request, as the fake
+    model once was, each of the few hundred requests of a run's first second built its
+    own copy (a second of CPU each, on one interpreter lock): the fake model fell
+    minutes behind, the worker's calls timed out and its circuit breaker opened, and the
+    benchmark measured that instead of the worker. Served from one event loop, a cold
+    first request would hold every other one up for as long.
     """
     _schema()
     gazetteer.city("Lisbon")

@@ -180,6 +180,27 @@ class Pipeline:
             lines.append(f"  {member.group_instance_id or member.member_id}: {owned}")
         return "\n".join(lines)
 
+    def wait_owns(self, instance: str, topic: str, timeout: float = 60.0) -> None:
+        """Until the replica ``instance`` has been assigned a partition of ``topic``."""
+        admin = AdminClient(self.settings.librdkafka())
+        member_id = f"{self.group_id}-{instance}"
+
+        def reached() -> tuple[bool, str]:
+            try:
+                group = admin.describe_consumer_groups([self.group_id])[self.group_id].result(10)
+            except Exception as exc:  # a rebalance under way: ask again
+                return False, f"group {self.group_id}: {exc!r}"
+            owned = [
+                tp
+                for member in group.members
+                if member.group_instance_id == member_id
+                for tp in member.assignment.topic_partitions
+                if tp.topic == topic
+            ]
+            return bool(owned), f"{member_id} owns no partition of {topic} yet"
+
+        self._wait(reached, time.monotonic() + timeout, poll_s=0.2)
+
     def committed(self, topic: str, timeout: float = 60.0) -> dict[int, int]:
         """The group's committed offset per partition, waiting out a restarted broker."""
         return committed_offsets(

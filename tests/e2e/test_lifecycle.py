@@ -41,12 +41,18 @@ def test_sigterm_drains_commits_and_exits_within_its_bound(pipeline: Pipeline) -
 
 def test_a_second_worker_joins_mid_run_without_duplicates_or_loss(pipeline: Pipeline) -> None:
     candidates = _workload(4000, seed=4)
+    # The run's last quarter is published once the second worker owns candidates: a
+    # first worker fast enough to finish its three quarters while the second starts
+    # would otherwise leave the newcomer nothing to take over.
+    before_join, after_join = candidates[:3000], candidates[3000:]
     first = pipeline.worker("first")
     first.wait_healthy()
-    ends = pipeline.publish(pipeline.catalogue.candidates, candidates)
+    ends = pipeline.publish(pipeline.catalogue.candidates, before_join)
     pipeline.wait_some_committed(300)
     second = pipeline.worker("second")
     second.wait_healthy()
+    pipeline.wait_owns("second", pipeline.catalogue.candidates)
+    ends |= pipeline.publish(pipeline.catalogue.candidates, after_join)
     pipeline.wait_committed(pipeline.catalogue.candidates, ends, timeout=300)
 
     assert_exactly_once(pipeline, candidates)

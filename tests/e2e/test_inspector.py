@@ -20,6 +20,9 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.remote.webelement import WebElement
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.wait import WebDriverWait
 
 from slotwise.client import Client
 from slotwise.streams.demo import observations
@@ -48,6 +51,19 @@ def browser(monkeypatch: pytest.MonkeyPatch) -> Iterator[WebDriver]:
         chrome.quit()
 
 
+def _submit(browser: WebDriver, field: WebElement) -> None:
+    """Submit the field's form and wait for the page it leads to.
+
+    ``submit()`` returns once the navigation is asked for, not done: a lookup straight
+    after it can read the page being left (no hits yet) and fail by timing alone.
+    """
+    field.submit()
+    WebDriverWait(browser, 30).until(expected_conditions.staleness_of(field))
+    WebDriverWait(browser, 30).until(
+        lambda b: b.execute_script("return document.readyState") == "complete"
+    )
+
+
 def test_a_supersession_is_on_the_page(
     pipeline: Pipeline, browser: WebDriver, tmp_path: Path
 ) -> None:
@@ -68,7 +84,7 @@ def test_a_supersession_is_on_the_page(
         browser.get(f"{server.url}/inspector")
         box = browser.find_element(By.CSS_SELECTOR, "main input[name=subject]")
         box.send_keys(subject)
-        box.submit()
+        _submit(browser, box)
         assert browser.find_element(By.ID, "subject").text == subject
 
         events = browser.find_elements(By.CSS_SELECTOR, "#supersessions .supersession")
@@ -84,9 +100,10 @@ def test_a_supersession_is_on_the_page(
 
         query = browser.find_element(By.CSS_SELECTOR, "#search input[name=q]")
         query.send_keys("where does she work")
-        query.submit()
+        _submit(browser, query)
         hits = browser.find_elements(By.CSS_SELECTOR, "#search .hit")
-        assert hits and any("Stripe" in h.text for h in hits), [h.text for h in hits]
+        found = browser.find_element(By.ID, "search").text
+        assert hits and any("Stripe" in h.text for h in hits), found
 
         shot = Path(os.environ.get("SLOTWISE_SCREENSHOT") or tmp_path / "inspector.png")
         assert browser.save_screenshot(str(shot)), shot

@@ -26,8 +26,8 @@ from slotwise.client.exceptions import (
 from slotwise.client.publishing import Published
 from slotwise.client.subscription import AsyncSubscription, Subscription, Tombstone
 from slotwise.client.sync import Client
-from slotwise.streams.reads import SearchHit
-from slotwise.streams.settings import Settings
+from slotwise.streams.config import Settings
+from slotwise.streams.read.reads import SearchHit
 from slotwise.topics.records import (
     CandidateFact,
     Command,

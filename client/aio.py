@@ -6,8 +6,8 @@
         facts = await memory.facts(subject)
 
 It reads exactly as ``slotwise facts`` and the HTTP API do
-(:class:`slotwise.streams.reads.Reads`), from the deployment its
-:class:`~slotwise.streams.settings.Settings` name (``SLOTWISE_*`` variables
+(:class:`slotwise.streams.read.reads.Reads`), from the deployment its
+:class:`~slotwise.streams.config.Settings` name (``SLOTWISE_*`` variables
 by default). Importing it loads no model and no Milvus client: those come
 with the first :meth:`AsyncClient.search`.
 """
@@ -24,8 +24,8 @@ from typing import Self, TypeVar
 from slotwise.client.exceptions import InvalidRequest, Unavailable, WaitTimeout
 from slotwise.client.publishing import Published, Publisher, Writable
 from slotwise.client.subscription import AsyncSubscription, Subscription
-from slotwise.streams.reads import FactQuery, InvalidQuery, Reads, ReadUnavailable, SearchHit
-from slotwise.streams.settings import Settings
+from slotwise.streams.config import Settings
+from slotwise.streams.read.reads import FactQuery, InvalidQuery, Reads, ReadUnavailable, SearchHit
 from slotwise.topics.records import Fact
 
 __all__ = ["AsyncClient"]
@@ -85,7 +85,7 @@ class AsyncClient:
         ``as_of``: the facts true at that instant (valid time); ``believed_at``: what
         slotwise believed at that instant (transaction time, from ``recorded_at``);
         ``history``: superseded and historical facts too. Semantics:
-        :mod:`slotwise.streams.temporal`.
+        :mod:`slotwise.streams.read.temporal`.
         """
         query = FactQuery(as_of, believed_at, history, include_archived)
         reads = self._open()

@@ -24,9 +24,9 @@ from typing import Any
 from confluent_kafka import KafkaException, Producer
 
 from slotwise.client.exceptions import InvalidRequest, PublishFailed, Unavailable
-from slotwise.sinks.kafka_publisher import idempotent_producer
-from slotwise.streams.settings import Settings
-from slotwise.streams.tracing import outgoing
+from slotwise.sinks.kafka.publisher import idempotent_producer
+from slotwise.streams.config import Settings
+from slotwise.streams.runtime.tracing import outgoing
 from slotwise.topics.codec import CONTENT_TYPE, encode_record
 from slotwise.topics.records import CandidateFact, Command, Observation
 

@@ -26,7 +26,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message
 from pydantic import BaseModel
 
 from slotwise.client.exceptions import InvalidRequest, Unavailable, UnreadableRecord
-from slotwise.streams.settings import Settings
+from slotwise.streams.config import Settings
 from slotwise.topics.codec import decode_record
 from slotwise.topics.exceptions import RecordError
 from slotwise.topics.records import (

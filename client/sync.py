@@ -17,9 +17,9 @@ from typing import Any, Self, TypeVar
 from slotwise.client.aio import AsyncClient
 from slotwise.client.publishing import Published, Writable
 from slotwise.client.subscription import Subscription
-from slotwise.streams.reads import SearchHit
-from slotwise.streams.settings import Settings
-from slotwise.streams.tracing import outgoing
+from slotwise.streams.config import Settings
+from slotwise.streams.read.reads import SearchHit
+from slotwise.streams.runtime.tracing import outgoing
 from slotwise.topics.records import Fact
 
 __all__ = ["Client"]

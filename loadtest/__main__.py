@@ -34,8 +34,8 @@ from slotwise.loadtest.measure import Spread, summarize_runs
 from slotwise.loadtest.peer import mem0
 from slotwise.loadtest.results import Figure, write_result
 from slotwise.loadtest.scenarios import Options, RunResult, cascade, exact, soak
-from slotwise.streams.settings import Settings
-from slotwise.streams.stack import Stack, StackError
+from slotwise.streams.config import Settings
+from slotwise.streams.dev.stack import Stack, StackError
 
 __all__ = ["SCENARIOS", "main", "run_scenario"]
 

@@ -39,10 +39,10 @@ from slotwise.client import AsyncClient, Observation
 from slotwise.loadtest.measure import summarize_runs
 from slotwise.loadtest.results import Figure, percentile, print_summary, write_result
 from slotwise.loadtest.runner import Bench, BenchError
-from slotwise.streams.demo import observations
-from slotwise.streams.redis_open import open_store
-from slotwise.streams.settings import Settings
-from slotwise.streams.testing import ChildProcess, free_port
+from slotwise.streams.config import Settings
+from slotwise.streams.dev.demo import observations
+from slotwise.streams.dev.testing import ChildProcess, free_port
+from slotwise.streams.wiring.redis_open import open_store
 from slotwise.topics.codec import loads
 
 __all__ = ["main"]

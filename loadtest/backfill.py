@@ -45,9 +45,9 @@ from slotwise.loadtest.results import Figure, print_summary, write_result
 from slotwise.loadtest.runner import Bench, BenchError
 from slotwise.loadtest.scenarios import Options, RunResult, paced_window
 from slotwise.processors.model import VectorRow
-from slotwise.sinks.redis_migration import Migration, MigrationStore
-from slotwise.sinks.redis_store import RedisStore
-from slotwise.streams.settings import Settings
+from slotwise.sinks.redis.migration import Migration, MigrationStore
+from slotwise.sinks.redis.store import RedisStore
+from slotwise.streams.config import Settings
 
 __all__ = ["Bracket", "backfill", "main", "seed_rows"]
 
@@ -148,7 +148,7 @@ def _load(values: tuple[float, float, float]) -> str:
 def _seed(settings: Settings, facts: int) -> float:
     """Write ``facts`` rows into the deployment's collection as a worker's index would."""
     from slotwise.models.embedders import MiniLMEmbedder  # noqa: PLC0415 -- loads the model
-    from slotwise.streams.vector_space import open_fact_index  # noqa: PLC0415
+    from slotwise.streams.wiring.vector_space import open_fact_index  # noqa: PLC0415
 
     async def run() -> float:
         store = RedisStore.from_url(settings.redis_url, prefix=settings.redis_prefix)

@@ -33,9 +33,9 @@ from slotwise.loadtest.generator import WorkloadConfig, generate
 from slotwise.loadtest.producer import publish
 from slotwise.loadtest.results import Figure, median, print_summary, write_result
 from slotwise.processors.schema import AttributeSchema
-from slotwise.sinks.kafka_publisher import TransactionalPublisher, idempotent_producer
-from slotwise.streams.settings import Settings
-from slotwise.topics.admin import delete_topics, ensure_topics
+from slotwise.sinks.kafka.admin import delete_topics, ensure_topics
+from slotwise.sinks.kafka.publisher import TransactionalPublisher, idempotent_producer
+from slotwise.streams.config import Settings
 from slotwise.topics.catalogue import Catalogue
 from slotwise.topics.connection import client_config
 from slotwise.topics.exceptions import SlotwiseError

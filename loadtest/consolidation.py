@@ -44,8 +44,8 @@ from slotwise.loadtest.responders import bench as bench_responder
 from slotwise.loadtest.results import Figure, print_summary
 from slotwise.loadtest.runner import Bench, BenchError
 from slotwise.loadtest.scenarios import Follower, Options, RunResult, paced_window
-from slotwise.sinks.redis_store import RedisStore
-from slotwise.streams.settings import Settings
+from slotwise.sinks.redis.store import RedisStore
+from slotwise.streams.config import Settings
 from slotwise.topics.records import CandidateFact
 
 __all__ = ["consolidation", "main", "planted", "responder"]

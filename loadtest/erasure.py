@@ -35,7 +35,7 @@ from slotwise.loadtest.producer import PublishReport, publish
 from slotwise.loadtest.results import Figure
 from slotwise.loadtest.runner import Bench, BenchError, WatermarkListener, metric_total
 from slotwise.loadtest.scenarios import SCHEMA, Follower, Options, RunResult, preload
-from slotwise.sinks.kafka_publisher import idempotent_producer
+from slotwise.sinks.kafka.publisher import idempotent_producer
 from slotwise.topics.codec import decode_record, encode_record
 from slotwise.topics.records import CandidateFact, Command, ErasureAttestation, Observation
 
@@ -46,7 +46,7 @@ _BASELINE_S = 30.0
 _TAIL_S = 5.0
 _T0 = datetime(2026, 1, 1, tzinfo=UTC)
 _SUM = "slotwise_stage_seconds_sum"
-# The erasure's stages as the worker times them (streams/erasure.py).
+# The erasure's stages as the worker times them (streams/commands/erase.py).
 _STAGES = ("erase_plan", "erase_vectors", "erase_redis", "erase_checks")
 
 

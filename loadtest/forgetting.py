@@ -67,11 +67,11 @@ from slotwise.processors.forgetting import Access, ForgetPolicy, HalfLives, sele
 from slotwise.processors.model import VectorRow
 from slotwise.processors.ports import Embedder
 from slotwise.processors.schema import AttributeSchema
-from slotwise.sinks.milvus_collections import cold_collection_name
-from slotwise.sinks.redis_access import RedisAccess
-from slotwise.sinks.redis_store import RedisStore
-from slotwise.streams.forget_pass import forget_commands, publish_commands, wait_applied
-from slotwise.streams.settings import Settings
+from slotwise.sinks.milvus.collections import cold_collection_name
+from slotwise.sinks.redis.access import RedisAccess
+from slotwise.sinks.redis.store import RedisStore
+from slotwise.streams.config import Settings
+from slotwise.streams.passes.forget import forget_commands, publish_commands, wait_applied
 from slotwise.topics.records import Fact
 
 __all__ = ["main", "run"]

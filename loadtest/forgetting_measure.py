@@ -16,12 +16,12 @@ import redis
 
 from slotwise.loadtest.runner import Bench
 from slotwise.processors.ports import Embedder
-from slotwise.sinks.milvus_index import MilvusIndex
-from slotwise.sinks.milvus_tiers import MilvusTiers
-from slotwise.sinks.redis_access import AccessHook, RedisAccess
-from slotwise.sinks.redis_store import RedisStore
-from slotwise.streams.reads import Reads
-from slotwise.streams.settings import Settings
+from slotwise.sinks.milvus.index import MilvusIndex
+from slotwise.sinks.milvus.tiers import MilvusTiers
+from slotwise.sinks.redis.access import AccessHook, RedisAccess
+from slotwise.sinks.redis.store import RedisStore
+from slotwise.streams.config import Settings
+from slotwise.streams.read.reads import Reads
 
 __all__ = [
     "compacted_copy",
@@ -90,7 +90,7 @@ def compacted_copy(bench: Bench, sources: Sequence[str], label: str) -> str:
     interleaved comparison searches."""
     from pymilvus import MilvusClient  # noqa: PLC0415
 
-    from slotwise.sinks.milvus_collections import FIELDS, create_collection  # noqa: PLC0415
+    from slotwise.sinks.milvus.collections import FIELDS, create_collection  # noqa: PLC0415
 
     client = MilvusClient(uri=bench.settings.milvus_uri)
     name, alias = f"{bench.milvus_prefix}_{label}", f"{bench.milvus_prefix}_{label}_current"

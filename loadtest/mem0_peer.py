@@ -56,7 +56,7 @@ from slotwise.loadtest.results import Figure, print_summary, write_result
 from slotwise.models.embedders import embedder_named
 from slotwise.processors.ports import Embedder
 from slotwise.processors.schema import AttributeSchema
-from slotwise.streams.settings import Settings
+from slotwise.streams.config import Settings
 from slotwise.topics.codec import dumps
 from slotwise.topics.exceptions import SlotwiseError
 from slotwise.topics.records import Observation

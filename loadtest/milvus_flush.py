@@ -25,7 +25,7 @@ import numpy as np
 from pymilvus import MilvusClient
 
 from slotwise.processors.model import VectorRow
-from slotwise.sinks.milvus_index import MilvusIndex
+from slotwise.sinks.milvus.index import MilvusIndex
 
 __all__ = ["PolicyRun", "RandomEmbedder", "main", "measure"]
 

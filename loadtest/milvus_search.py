@@ -27,8 +27,8 @@ from pymilvus import DataType, MilvusClient
 
 from slotwise.loadtest.results import percentile
 from slotwise.processors.drift_adapter import unit_rows
-from slotwise.sinks.milvus_collections import GRPC_OPTIONS, READ_CONSISTENCY, of_subject
-from slotwise.streams.settings import Settings
+from slotwise.sinks.milvus.collections import GRPC_OPTIONS, READ_CONSISTENCY, of_subject
+from slotwise.streams.config import Settings
 
 __all__ = ["Checkpoint", "main", "measure"]
 

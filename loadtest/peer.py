@@ -34,7 +34,7 @@ from slotwise.loadtest.mem0_peer import mem0_installed
 from slotwise.loadtest.results import Figure
 from slotwise.loadtest.runner import Bench
 from slotwise.loadtest.scenarios import SCHEMA, Follower, Options, RunResult, llm_figures, preload
-from slotwise.sinks.redis_store import RedisStore
+from slotwise.sinks.redis.store import RedisStore
 from slotwise.topics.records import Fact
 
 __all__ = ["mem0"]

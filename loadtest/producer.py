@@ -42,9 +42,9 @@ from slotwise.loadtest.generator import WorkloadConfig, generate
 from slotwise.loadtest.locomo import default_path, observations, read_turns
 from slotwise.loadtest.results import Figure, print_summary, write_result
 from slotwise.processors.schema import AttributeSchema
-from slotwise.sinks.kafka_publisher import idempotent_producer
-from slotwise.streams.settings import Settings
-from slotwise.topics.admin import ensure_topics
+from slotwise.sinks.kafka.admin import ensure_topics
+from slotwise.sinks.kafka.publisher import idempotent_producer
+from slotwise.streams.config import Settings
 from slotwise.topics.catalogue import Catalogue
 from slotwise.topics.codec import CONTENT_TYPE, encode_record
 from slotwise.topics.records import CandidateFact, Observation

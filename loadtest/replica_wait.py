@@ -3,8 +3,8 @@
     python -m slotwise.loadtest.replica_wait --commits 2000
     python -m slotwise.loadtest.replica_wait --hold     # keep the pair up for `exact` runs
 
-It starts a throwaway primary and replica (``streams/replicated_redis.py``) and
-times :class:`~slotwise.sinks.redis_replicas.ReplicaAck` — the marker write
+It starts a throwaway primary and replica (``streams/dev/replicated_redis.py``) and
+times :class:`~slotwise.sinks.redis.replicas.ReplicaAck` — the marker write
 and ``WAIT 1`` the checkpoint makes once per commit — after a write of the
 size of one applied event, ``--commits`` times; it prints p50, p99 and max.
 With ``--hold`` it then prints the primary's URL and keeps the pair up until
@@ -22,8 +22,8 @@ from pathlib import Path
 
 import redis.asyncio as aioredis
 
-from slotwise.sinks.redis_replicas import ReplicaAck
-from slotwise.streams.replicated_redis import ReplicatedRedis
+from slotwise.sinks.redis.replicas import ReplicaAck
+from slotwise.streams.dev.replicated_redis import ReplicatedRedis
 
 __all__ = ["main", "wait_cost"]
 

@@ -7,7 +7,7 @@ state, and everything it created is removed when it closes. Worker replicas
 (``python -m slotwise.streams worker``) and the fake model (``python -m
 slotwise.loadtest.responders``) run as their own processes, as in production,
 and are stopped in ``close`` whatever happened. The process handles and the
-committed offsets come from :mod:`slotwise.streams.testing`, which the
+committed offsets come from :mod:`slotwise.streams.dev.testing`, which the
 end-to-end tests share.
 
 While they work, a run watches from outside, as a client would:
@@ -37,8 +37,9 @@ from pathlib import Path
 import redis
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-from slotwise.streams.settings import Settings
-from slotwise.streams.testing import (
+from slotwise.sinks.kafka.admin import ensure_topics
+from slotwise.streams.config import Settings
+from slotwise.streams.dev.testing import (
     ChildProcess,
     WorkerProcess,
     committed_offsets,
@@ -46,7 +47,6 @@ from slotwise.streams.testing import (
     free_port,
     metric_total,
 )
-from slotwise.topics.admin import ensure_topics
 from slotwise.topics.codec import decode_record
 from slotwise.topics.exceptions import RecordError, SlotwiseError
 from slotwise.topics.records import SupersessionEvent

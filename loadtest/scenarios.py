@@ -52,9 +52,9 @@ from slotwise.loadtest.runner import (
 )
 from slotwise.processors.ports import Embedder
 from slotwise.processors.schema import AttributeSchema
-from slotwise.sinks.milvus_index import MilvusIndex
-from slotwise.streams.settings import Settings
-from slotwise.topics.admin import delete_topics, ensure_topics
+from slotwise.sinks.kafka.admin import delete_topics, ensure_topics
+from slotwise.sinks.milvus.index import MilvusIndex
+from slotwise.streams.config import Settings
 from slotwise.topics.catalogue import Catalogue
 
 __all__ = [

@@ -46,7 +46,7 @@ _SCORE_DIGITS = 4
 
 class ColdFacts(Protocol):
     """What the cascade reads of the cold tier (Redis's archived index, Milvus's cold
-    collection: ``sinks/redis_cold.py``, ``sinks/milvus_index.py``)."""
+    collection: ``sinks/redis/cold.py``, ``sinks/milvus/index.py``)."""
 
     async def archived_in_slot(self, subject_id: str, attribute: str | None) -> list[Fact]: ...
 

@@ -22,7 +22,7 @@ its inputs). Facts recorded after ``as_of`` did not exist when the pass was
 evaluated: they are neither scored nor counted against the budget, so writes
 racing a pass cannot change what it archives.
 
-Everything here is pure: the worker's handler (``streams/forgetting.py``)
+Everything here is pure: the worker's handler (``streams/commands/forget.py``)
 reads the state, calls :func:`select_archived`, and stores the decision.
 """
 

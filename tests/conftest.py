@@ -19,9 +19,9 @@ from typing import Any, Protocol
 import pytest
 from confluent_kafka import Consumer, Producer
 
-from slotwise.streams.settings import Settings
-from slotwise.streams.stack import Stack, StackError
-from slotwise.topics.admin import delete_topics, ensure_topics
+from slotwise.sinks.kafka.admin import delete_topics, ensure_topics
+from slotwise.streams.config import Settings
+from slotwise.streams.dev.stack import Stack, StackError
 from slotwise.topics.catalogue import Catalogue
 
 TEST_PARTITIONS = 3

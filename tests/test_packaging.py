@@ -32,10 +32,10 @@ def test_the_wheel_installs_one_top_level_name(tmp_path: Path) -> None:
     assert top == {"slotwise", wheel.name.split("-py3")[0] + ".dist-info"}
     packages = {name.split("/")[1] for name in names if name.startswith("slotwise/")}
     assert packages == set(_PACKAGES)
-    assert "slotwise/sinks/lua/apply.lua" in names
+    assert "slotwise/sinks/redis/lua/apply.lua" in names
     assert "slotwise/processors/attributes.v1.json" in names
     assert "slotwise/topics/schemas/fact.json" in names
-    assert "slotwise/streams/templates/subject.html" in names
+    assert "slotwise/streams/api/templates/subject.html" in names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert (
         "slotwise = slotwise.streams.cli:app" in zipfile.ZipFile(wheel).read(entry_points).decode()

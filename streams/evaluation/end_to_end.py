@@ -26,13 +26,13 @@ from confluent_kafka import Consumer, TopicPartition
 
 from slotwise.processors.model import stable_id
 from slotwise.processors.resolve import fact_id_for
-from slotwise.sinks.kafka_publisher import idempotent_producer
+from slotwise.sinks.kafka.admin import ensure_topics
+from slotwise.sinks.kafka.publisher import idempotent_producer
+from slotwise.streams.config import Settings
+from slotwise.streams.dev.testing import WorkerProcess, committed_offsets, drop_deployment
 from slotwise.streams.evaluation.data import Pair, subject_of, turn_observation
 from slotwise.streams.evaluation.offline import Extracted, PairOutcome, Stages
-from slotwise.streams.redis_open import open_store
-from slotwise.streams.settings import Settings
-from slotwise.streams.testing import WorkerProcess, committed_offsets, drop_deployment
-from slotwise.topics.admin import ensure_topics
+from slotwise.streams.wiring.redis_open import open_store
 from slotwise.topics.codec import decode_record, encode_record
 from slotwise.topics.exceptions import SlotwiseError
 from slotwise.topics.records import (

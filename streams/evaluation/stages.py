@@ -6,8 +6,8 @@ from slotwise.models.embedders import embedder_named
 from slotwise.processors.extract import RulesExtractor
 from slotwise.processors.schema import AttributeSchema
 from slotwise.processors.slot_match import OfflineSlotMatcher
+from slotwise.streams.config import Settings
 from slotwise.streams.evaluation.offline import Stages
-from slotwise.streams.settings import Settings
 
 __all__ = ["configured_stages"]
 
@@ -30,7 +30,7 @@ def configured_stages(settings: Settings) -> Stages:
         )
     from slotwise.models.extractor import AnthropicExtractor  # noqa: PLC0415 - the SDK loads only here
     from slotwise.models.slot_matcher import AnthropicSlotMatcher  # noqa: PLC0415
-    from slotwise.streams.app import model_client  # noqa: PLC0415
+    from slotwise.streams.wiring.app import model_client  # noqa: PLC0415
 
     client = model_client(settings)
     matcher = AnthropicSlotMatcher(client)

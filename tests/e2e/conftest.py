@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from slotwise.streams.settings import Settings
-from slotwise.streams.testing import WorkerProcess, drop_deployment
-from slotwise.topics.admin import ensure_topics
+from slotwise.sinks.kafka.admin import ensure_topics
+from slotwise.streams.config import Settings
+from slotwise.streams.dev.testing import WorkerProcess, drop_deployment
 from slotwise.topics.catalogue import Catalogue
 from tests.e2e.harness import Pipeline
 from tests.e2e.migration import DeploymentFactory, deployment_settings

@@ -1,6 +1,6 @@
 """Run real worker processes against the real stack, and watch what they committed.
 
-The process handles, ports and committed offsets are :mod:`slotwise.streams.testing`'s,
+The process handles, ports and committed offsets are :mod:`slotwise.streams.dev.testing`'s,
 which the benchmarks share; this module adds what only the tests do with them.
 """
 
@@ -23,16 +23,16 @@ from confluent_kafka.admin import AdminClient
 from pydantic import BaseModel
 from pymilvus import MilvusClient
 
-from slotwise.sinks.milvus_index import GRPC_OPTIONS
-from slotwise.streams.redis_open import open_store
-from slotwise.streams.settings import Settings
-from slotwise.streams.testing import (
+from slotwise.sinks.milvus.index import GRPC_OPTIONS
+from slotwise.streams.config import Settings
+from slotwise.streams.dev.testing import (
     WorkerProcess,
     committed_offsets,
     drop_deployment,
     free_port,
     service_port,
 )
+from slotwise.streams.wiring.redis_open import open_store
 from slotwise.topics.catalogue import Catalogue
 from slotwise.topics.codec import decode_record, encode_record
 from slotwise.topics.records import CandidateFact, SupersessionEvent

@@ -3,7 +3,7 @@
     python -m tests.e2e.killpoint TARGET WHEN NTH migrate ARGS...
 
 runs ``slotwise migrate ARGS...`` with ``TARGET`` (``module:Name.attribute``,
-e.g. ``slotwise.sinks.redis_migration:MigrationStore.begin``) wrapped so that
+e.g. ``slotwise.sinks.redis.migration:MigrationStore.begin``) wrapped so that
 its ``NTH`` call sends the process SIGKILL ``before`` or ``after`` running. A
 process killed there exits with -9, as one killed from outside at that moment
 would; one that never reached it exits as the command does, which a test tells
@@ -23,7 +23,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from slotwise.streams.cli_migrate import migrate_app
+from slotwise.streams.cli.migrate import migrate_app
 
 __all__ = ["KillPoint"]
 

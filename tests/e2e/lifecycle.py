@@ -25,8 +25,8 @@ from typing import Any
 from confluent_kafka import Consumer, TopicPartition
 
 from slotwise.loadtest.fake_anthropic import FakeAnthropic, Reply, ToolUse, default_responder
-from slotwise.sinks.redis_review import RedisReviews
-from slotwise.sinks.redis_store import RedisStore
+from slotwise.sinks.redis.review import RedisReviews
+from slotwise.sinks.redis.store import RedisStore
 from slotwise.topics.codec import decode_record
 from slotwise.topics.records import CandidateFact, Fact, ReviewItem, SupersessionEvent
 from tests.e2e.harness import Pipeline, store_call

@@ -21,10 +21,10 @@ from pymilvus import MilvusClient
 
 from slotwise.models.embedders import MiniLMEmbedder, minilm_model_dir
 from slotwise.processors.model import VectorRow
-from slotwise.sinks.redis_migration import Migration, MigrationStore
-from slotwise.sinks.redis_store import RedisStore
-from slotwise.streams.settings import Settings
-from slotwise.streams.vector_space import open_fact_index
+from slotwise.sinks.redis.migration import Migration, MigrationStore
+from slotwise.sinks.redis.store import RedisStore
+from slotwise.streams.config import Settings
+from slotwise.streams.wiring.vector_space import open_fact_index
 from tests.e2e.killpoint import KillPoint
 
 __all__ = [

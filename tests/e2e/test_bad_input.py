@@ -31,7 +31,7 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]  # exported, u
 )
 
 from slotwise.loadtest.fake_anthropic import FakeAnthropic, Reply, ToolUse, default_responder
-from slotwise.streams.deadletter import (
+from slotwise.streams.runtime.deadletter import (
     H_ERROR_FIELD,
     H_ERROR_REASON,
     H_SOURCE_OFFSET,
@@ -39,7 +39,7 @@ from slotwise.streams.deadletter import (
     H_SOURCE_TOPIC,
     H_TRUNCATED,
 )
-from slotwise.streams.outputs import StoredOutputs
+from slotwise.streams.write.outputs import StoredOutputs
 from slotwise.topics.codec import decode_record, encode_record
 from slotwise.topics.exceptions import RecordError
 from slotwise.topics.records import (

@@ -31,8 +31,9 @@ from confluent_kafka.admin import AdminClient
 
 from slotwise.processors.calibration import current_half_lives
 from slotwise.processors.schema import AttributeSchema
-from slotwise.sinks.redis_store import RedisStore
-from slotwise.streams.calibration_read import (
+from slotwise.sinks.redis.store import RedisStore
+from slotwise.streams.dev.testing import ChildProcess, committed_offsets, free_port
+from slotwise.streams.passes.calibration_read import (
     CalibrationUnavailable,
     app_id,
     changelog_lifetimes,
@@ -40,8 +41,7 @@ from slotwise.streams.calibration_read import (
     fits_of,
     store_lifetimes,
 )
-from slotwise.streams.errors import ConsumerFailed
-from slotwise.streams.testing import ChildProcess, committed_offsets, free_port
+from slotwise.streams.runtime.errors import ConsumerFailed
 from slotwise.topics.records import Fact, SupersessionEvent
 from tests.e2e.harness import Pipeline
 
@@ -215,7 +215,7 @@ def test_calibration_recovers_known_half_lives_through_a_crash(
         "SLOTWISE_FORGET_CALIBRATE_METRICS_PORT": str(free_port()),
         "SLOTWISE_FORGET_CALIBRATE_REFRESH_S": "3600",
     }
-    argv = [sys.executable, "-m", "slotwise.streams.calibrate_app"]
+    argv = [sys.executable, "-m", "slotwise.streams.passes.calibration_app"]
     app: ChildProcess | None = None
     try:
         app = ChildProcess(argv, tmp_path / "calibrate-1.log", env=env).start()

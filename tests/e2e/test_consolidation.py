@@ -23,7 +23,7 @@ import pytest
 
 from slotwise.loadtest.fake_anthropic import FakeAnthropic
 from slotwise.processors.resolve import fact_id_for
-from slotwise.streams.outputs import StoredOutputs
+from slotwise.streams.write.outputs import StoredOutputs
 from slotwise.topics.records import CandidateFact
 from tests.e2e.conftest import PipelineFactory
 from tests.e2e.harness import Pipeline, store_call

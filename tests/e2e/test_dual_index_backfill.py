@@ -25,9 +25,9 @@ import pytest
 
 from slotwise.models.embedders import FolderEmbedder, MiniLMEmbedder
 from slotwise.processors.model import VectorRow
-from slotwise.sinks.redis_store import RedisStore
-from slotwise.streams.settings import Settings
-from slotwise.streams.vector_space import open_fact_index
+from slotwise.sinks.redis.store import RedisStore
+from slotwise.streams.config import Settings
+from slotwise.streams.wiring.vector_space import open_fact_index
 from tests.e2e.migration import (
     REPO,
     collection_rows,

@@ -34,8 +34,8 @@ import orjson
 import pytest
 from pymilvus import MilvusClient
 
-from slotwise.sinks.milvus_collections import collection_model
-from slotwise.streams.settings import Settings
+from slotwise.sinks.milvus.collections import collection_model
+from slotwise.streams.config import Settings
 from tests.e2e.killpoint import KillPoint
 from tests.e2e.migration import (
     DeploymentFactory,
@@ -51,7 +51,7 @@ pytestmark = [pytest.mark.redis, pytest.mark.milvus]
 
 FACTS = int(os.environ.get("SLOTWISE_TEST_MIGRATION_FACTS", "200"))
 BATCH = 16
-STORE = "slotwise.sinks.redis_migration:MigrationStore"
+STORE = "slotwise.sinks.redis.migration:MigrationStore"
 CLIENT = "pymilvus:MilvusClient"
 TIMESTAMPS = ("started_at", "switched_at", "rolled_back_at", "finished_at")
 

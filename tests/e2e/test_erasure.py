@@ -21,7 +21,7 @@ from confluent_kafka import Producer
 from pymilvus import MilvusClient
 
 from slotwise.processors.resolve import fact_id_for
-from slotwise.sinks.milvus_collections import GRPC_OPTIONS, create_collection, subject_collections
+from slotwise.sinks.milvus.collections import GRPC_OPTIONS, create_collection, subject_collections
 from slotwise.topics.codec import decode_record, encode_record
 from slotwise.topics.records import (
     CandidateFact,

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from slotwise.streams.cli import app
-from slotwise.streams.settings import Settings
+from slotwise.streams.config import Settings
 
 pytestmark = [pytest.mark.kafka, pytest.mark.redis, pytest.mark.milvus, pytest.mark.slow]
 

@@ -24,9 +24,9 @@ import pytest
 
 from slotwise.loadtest.generator import WorkloadConfig, generate
 from slotwise.processors.schema import AttributeSchema
-from slotwise.streams.replicated_redis import ReplicatedRedis
-from slotwise.streams.settings import Settings
-from slotwise.streams.testing import WorkerProcess, metric_total
+from slotwise.streams.config import Settings
+from slotwise.streams.dev.replicated_redis import ReplicatedRedis
+from slotwise.streams.dev.testing import WorkerProcess, metric_total
 from slotwise.topics.records import CandidateFact
 from tests.e2e.conftest import PipelineFactory
 from tests.e2e.harness import (

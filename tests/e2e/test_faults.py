@@ -6,7 +6,7 @@ must back off, report unhealthy while it waits, resume, and end with every
 candidate applied once and every event published once. The broker is also held
 down past the transaction timeout: the broker aborts the transaction left open,
 and librdkafka's offset commit made while the broker is away can block for good
-(sinks/kafka_publisher.py).
+(sinks/kafka/publisher.py).
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ import pytest
 
 from slotwise.loadtest.generator import WorkloadConfig, generate
 from slotwise.processors.schema import AttributeSchema
-from slotwise.sinks.kafka_publisher import TRANSACTION_TIMEOUT_MS
-from slotwise.streams.settings import Settings
-from slotwise.streams.stack import Stack
-from slotwise.topics.admin import ensure_topics
+from slotwise.sinks.kafka.admin import ensure_topics
+from slotwise.sinks.kafka.publisher import TRANSACTION_TIMEOUT_MS
+from slotwise.streams.config import Settings
+from slotwise.streams.dev.stack import Stack
 from slotwise.topics.catalogue import Catalogue
 from tests.e2e.conftest import TEST_PARTITIONS
 from tests.e2e.harness import Pipeline, assert_exactly_once, service_port

@@ -29,9 +29,9 @@ from pymilvus import MilvusClient
 
 from slotwise.processors.forgetting import ForgetPolicy
 from slotwise.processors.resolve import fact_id_for
-from slotwise.sinks.milvus_collections import cold_collection_name
-from slotwise.sinks.milvus_index import GRPC_OPTIONS
-from slotwise.streams.forget_pass import forget_commands
+from slotwise.sinks.milvus.collections import cold_collection_name
+from slotwise.sinks.milvus.index import GRPC_OPTIONS
+from slotwise.streams.passes.forget import forget_commands
 from slotwise.topics.codec import decode_record
 from slotwise.topics.records import CandidateFact, Command, Fact, ReviewItem
 from tests.e2e.conftest import PipelineFactory

@@ -25,8 +25,8 @@ from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.wait import WebDriverWait
 
 from slotwise.client import Client
-from slotwise.streams.demo import observations
-from tests.api.server import ServerThread
+from slotwise.streams.dev.demo import observations
+from tests.streams.api.server import ServerThread
 from tests.e2e.harness import Pipeline
 
 pytestmark = [pytest.mark.kafka, pytest.mark.redis, pytest.mark.milvus]

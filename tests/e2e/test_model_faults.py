@@ -38,9 +38,9 @@ from slotwise.loadtest.fake_anthropic import (
     rate_limited,
     server_error,
 )
-from slotwise.sinks.redis_store import RedisStore
-from slotwise.streams.deadletter import H_ERROR_REASON, H_SOURCE_OFFSET, H_SOURCE_TOPIC
-from slotwise.streams.outputs import StoredOutputs
+from slotwise.sinks.redis.store import RedisStore
+from slotwise.streams.runtime.deadletter import H_ERROR_REASON, H_SOURCE_OFFSET, H_SOURCE_TOPIC
+from slotwise.streams.write.outputs import StoredOutputs
 from slotwise.topics.codec import decode_record
 from slotwise.topics.records import (
     MAX_CATEGORY_LENGTH,

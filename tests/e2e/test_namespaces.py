@@ -21,10 +21,10 @@ import pytest
 import redis
 from pymilvus import MilvusClient
 
-from slotwise.sinks.milvus_index import GRPC_OPTIONS
-from slotwise.streams.settings import Settings
-from slotwise.streams.testing import WorkerProcess, committed_offsets
-from slotwise.topics.admin import ensure_topics
+from slotwise.sinks.kafka.admin import ensure_topics
+from slotwise.sinks.milvus.index import GRPC_OPTIONS
+from slotwise.streams.config import Settings
+from slotwise.streams.dev.testing import WorkerProcess, committed_offsets
 from slotwise.topics.codec import decode_record
 from slotwise.topics.records import CandidateFact, Fact
 from tests.e2e.conftest import TEST_PARTITIONS, foreign_hits

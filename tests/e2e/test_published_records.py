@@ -7,7 +7,7 @@ import uuid
 import jsonschema
 import pytest
 
-from slotwise.streams.demo import observations
+from slotwise.streams.dev.demo import observations
 from slotwise.topics.codec import loads
 from slotwise.topics.contracts import MODELS, load
 from tests.e2e.harness import Pipeline, store_call

@@ -25,10 +25,10 @@ import redis
 
 from slotwise.loadtest.generator import WorkloadConfig, generate
 from slotwise.processors.schema import AttributeSchema
-from slotwise.sinks.redis_cold import subjects
-from slotwise.streams.rebuild import FactsLog, Rebuild, RebuildRefused, open_rebuild_stores
-from slotwise.streams.rebuild_verify import verify
-from slotwise.streams.settings import Settings
+from slotwise.sinks.redis.cold import subjects
+from slotwise.streams.config import Settings
+from slotwise.streams.rebuild.from_log import FactsLog, Rebuild, RebuildRefused, open_rebuild_stores
+from slotwise.streams.rebuild.verify import verify
 from slotwise.topics.records import CandidateFact, Command
 from tests.e2e.conftest import PipelineFactory
 from tests.e2e.harness import Pipeline

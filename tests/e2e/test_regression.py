@@ -27,9 +27,9 @@ from confluent_kafka import Consumer, TopicPartition
 
 from slotwise.loadtest.generator import WorkloadConfig, generate
 from slotwise.processors.schema import AttributeSchema
-from slotwise.streams.replicated_redis import ReplicatedRedis
-from slotwise.streams.settings import Settings
-from slotwise.streams.testing import metric_total
+from slotwise.streams.config import Settings
+from slotwise.streams.dev.replicated_redis import ReplicatedRedis
+from slotwise.streams.dev.testing import metric_total
 from slotwise.topics.records import CandidateFact
 from tests.e2e.conftest import PipelineFactory
 from tests.e2e.harness import (
@@ -54,7 +54,7 @@ def committed_count(pipeline: Pipeline) -> int:
 
 def store_marks(pipeline: Pipeline) -> dict[int, int]:
     """The candidates offsets the store's commit marks say it holds, per partition
-    (``sinks/redis_commits.py``): recorded after the applies of every event below."""
+    (``sinks/redis/commits.py``): recorded after the applies of every event below."""
     client = redis.Redis.from_url(pipeline.settings.redis_url)
     try:
         marks = client.hgetall(f"{pipeline.redis_prefix}:commits:{pipeline.group_id}")
@@ -163,7 +163,7 @@ def assert_same_end(crashed: Pipeline, clean: Pipeline, candidates: list[Candida
     assert_exactly_once(crashed, candidates)
     # Every key equal, the stored outputs too: a lost free-text event decided again
     # sees the vector rows its first run saw, the index being put back in line with
-    # the store first (streams/index_heal.py).
+    # the store first (streams/runtime/index_heal.py).
     healed, whole = redis_state(crashed), redis_state(clean)
     assert_same_state(healed, whole, ("healed", "clean"))
     assert milvus_rows(crashed) == milvus_rows(clean)

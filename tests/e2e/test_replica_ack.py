@@ -17,9 +17,9 @@ import pytest
 
 from slotwise.loadtest.generator import WorkloadConfig, generate
 from slotwise.processors.schema import AttributeSchema
-from slotwise.streams.replicated_redis import ReplicatedRedis
-from slotwise.streams.settings import Settings
-from slotwise.streams.testing import metric_total
+from slotwise.streams.config import Settings
+from slotwise.streams.dev.replicated_redis import ReplicatedRedis
+from slotwise.streams.dev.testing import metric_total
 from slotwise.topics.records import CandidateFact
 from tests.e2e.conftest import TEST_PARTITIONS, PipelineFactory
 from tests.e2e.harness import assert_exactly_once, store_call

@@ -15,7 +15,7 @@ import pytest
 
 from slotwise.processors.model import stable_id
 from slotwise.processors.resolve import fact_id_for
-from slotwise.streams.outputs import StoredOutputs
+from slotwise.streams.write.outputs import StoredOutputs
 from slotwise.topics.records import CandidateFact, Command, ReviewItem
 from tests.e2e.harness import Pipeline, store_call
 from tests.e2e.lifecycle import (

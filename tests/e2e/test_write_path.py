@@ -9,8 +9,8 @@ import pytest
 
 from slotwise.loadtest.fake_anthropic import FakeAnthropic, ToolUse
 from slotwise.processors.model import stable_id
-from slotwise.streams.demo import DEMO_TURNS, observations
-from slotwise.streams.outputs import StoredOutputs
+from slotwise.streams.dev.demo import DEMO_TURNS, observations
+from slotwise.streams.write.outputs import StoredOutputs
 from slotwise.topics.codec import decode_record
 from slotwise.topics.records import CandidateFact, Command, Fact, ReviewItem, SupersessionEvent
 from tests.e2e.harness import Pipeline, store_call

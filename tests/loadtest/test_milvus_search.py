@@ -6,7 +6,7 @@ import pytest
 from pymilvus import MilvusClient
 
 from slotwise.loadtest.milvus_search import main, measure
-from slotwise.sinks.milvus_collections import GRPC_OPTIONS
+from slotwise.sinks.milvus.collections import GRPC_OPTIONS
 
 pytestmark = pytest.mark.milvus
 

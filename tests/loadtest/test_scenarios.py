@@ -17,8 +17,8 @@ from pymilvus import MilvusClient
 
 from slotwise.loadtest.__main__ import main
 from slotwise.loadtest.mem0_peer import mem0_installed
-from slotwise.sinks.milvus_index import GRPC_OPTIONS
-from slotwise.streams.settings import Settings
+from slotwise.sinks.milvus.index import GRPC_OPTIONS
+from slotwise.streams.config import Settings
 
 pytestmark = [pytest.mark.kafka, pytest.mark.redis, pytest.mark.milvus]
 

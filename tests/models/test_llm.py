@@ -48,8 +48,8 @@ from slotwise.models.llm import (
 from slotwise.models.slot_matcher import AnthropicSlotMatcher
 from slotwise.processors.model import Neighbour, SlotAnswer, stable_id
 from slotwise.processors.schema import AttributeSchema
-from slotwise.streams.app import model_client
-from slotwise.streams.settings import Settings
+from slotwise.streams.config import Settings
+from slotwise.streams.wiring.app import model_client
 from slotwise.topics.records import CandidateFact, Fact, Observation
 
 T = TypeVar("T")

@@ -1,0 +1,1 @@
+"""Kafka adapters: the publishers, topic creation and retention as the broker reports it."""

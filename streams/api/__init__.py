@@ -1,0 +1,1 @@
+"""The HTTP API and the memory inspector, served by ``slotwise serve``."""

@@ -1,0 +1,118 @@
+"""``slotwise stack …`` and ``slotwise topics …``: bring up the local services and the topics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from slotwise.sinks.kafka.admin import TopicAdminError, ensure_topics
+from slotwise.streams.config import Settings
+from slotwise.streams.dev.stack import ServiceChange, ServiceStatus, Stack, StackError
+from slotwise.topics.catalogue import Catalogue
+
+__all__ = ["stack_app", "topics_app"]
+
+stack_app = typer.Typer(
+    help="Run the local Kafka, Redis and Milvus Lite services.", no_args_is_help=True
+)
+topics_app = typer.Typer(help="Administer the catalogue's Kafka topics.", no_args_is_help=True)
+
+_out = Console()
+_err = Console(stderr=True)
+
+DataDir = Annotated[
+    Path | None,
+    typer.Option(
+        "--data-dir",
+        help="Where services keep data, pid and log files [default: $SLOTWISE_DATA_DIR or "
+        "~/.local/share/slotwise].",
+        file_okay=False,
+    ),
+]
+
+
+def _fail(what: str, error: Exception) -> None:
+    # The message may hold brackets and long paths: print it verbatim, unwrapped.
+    _err.print(Text.assemble((f"{what}: ", "bold red"), str(error)), soft_wrap=True)
+
+
+def _stack(data_dir: Path | None) -> Stack:
+    return Stack(Settings(), data_dir)
+
+
+def _show(stack: Stack, rows: tuple[ServiceStatus, ...], actions: tuple[str, ...] = ()) -> None:
+    table = Table("service", "address", "pid", "health", *(("action",) if actions else ()))
+    for i, s in enumerate(rows):
+        health = "[green]healthy[/]" if s.healthy else "[red]down[/]"
+        table.add_row(s.name, s.address, s.owner, health, *actions[i : i + 1])
+    _out.print(table)
+    _out.print(f"data, pid and log files: {stack.data_dir}/<service>/", soft_wrap=True)
+
+
+def _show_changes(stack: Stack, changes: tuple[ServiceChange, ...]) -> None:
+    _show(stack, tuple(c.status for c in changes), tuple(c.action for c in changes))
+
+
+@stack_app.command()
+def up(data_dir: DataDir = None) -> None:
+    """Start what is not running (reusing whatever already answers) and wait until healthy."""
+    try:
+        stack = _stack(data_dir)
+        _show_changes(stack, stack.up())
+    except StackError as exc:
+        _fail("stack up failed", exc)
+        raise typer.Exit(1) from None
+
+
+@stack_app.command()
+def down(data_dir: DataDir = None) -> None:
+    """Stop the services this data dir started; leave others alone."""
+    try:
+        stack = _stack(data_dir)
+        _show_changes(stack, stack.down())
+    except StackError as exc:
+        _fail("stack down failed", exc)
+        raise typer.Exit(1) from None
+
+
+@stack_app.command()
+def status(data_dir: DataDir = None) -> None:
+    """Show each service's address, pid and health; exit 1 when one is down."""
+    try:
+        stack = _stack(data_dir)
+        rows = stack.status()
+    except StackError as exc:
+        _fail("stack status failed", exc)
+        raise typer.Exit(1) from None
+    _show(stack, rows)
+    if not all(s.healthy for s in rows):
+        raise typer.Exit(1)
+
+
+@topics_app.command()
+def create(
+    prefix: Annotated[
+        str | None, typer.Option(help="Topic name prefix [default: settings].")
+    ] = None,
+    partitions: Annotated[
+        int | None, typer.Option(min=1, help="Partitions per topic [default: settings].")
+    ] = None,
+) -> None:
+    """Create the catalogue's missing topics; an existing one is left as it is."""
+    settings = Settings()
+    catalogue = Catalogue(
+        prefix=prefix or settings.topic_prefix, partitions=partitions or settings.partitions
+    )
+    try:
+        result = ensure_topics(settings.kafka_bootstrap, catalogue, settings.replication_factor)
+    except TopicAdminError as exc:
+        _fail("topics create refused", exc)
+        raise typer.Exit(1) from None
+    for name in result.created:
+        _out.print(f"created {name}")
+    _out.print(result.summary())

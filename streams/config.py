@@ -1,0 +1,192 @@
+"""One settings model for every slotwise process, read from ``SLOTWISE_*`` variables.
+
+A *namespace* (``SLOTWISE_NAMESPACE``) names one deployment's resources at once:
+its topic prefix, Redis key prefix, Milvus collection prefix and alias, and
+consumer group. Two deployments given different namespaces share a broker, a
+Redis and a Milvus without seeing each other's data. Each derived name can
+still be set on its own; without a namespace they keep their historical
+defaults (``slotwise.*`` topics, ``sw:`` keys, ``facts_*`` collections behind
+``facts_current``, group ``slotwise-worker``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from slotwise.processors.cascade import DEFAULT_TOP_K, DEFAULT_VECTOR_FLOOR
+from slotwise.topics.catalogue import Catalogue
+
+__all__ = ["GroupProtocol", "Settings", "default_data_dir"]
+
+
+GroupProtocol = Literal["consumer", "classic"]
+# Topics allow dots and dashes, Milvus names only letters, digits and underscores:
+# a namespace is what all of them accept once dashes become underscores.
+_NAMESPACE = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
+
+
+def default_data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "slotwise"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="SLOTWISE_", frozen=True, extra="ignore")
+
+    # one deployment's names (see the module docstring)
+    namespace: str | None = None
+
+    # services
+    kafka_bootstrap: str = "127.0.0.1:9092"
+    # librdkafka's security settings, for a cluster that needs them (deploy/README.md)
+    kafka_security_protocol: str | None = None
+    kafka_sasl_mechanism: str | None = None
+    kafka_sasl_username: str | None = None
+    kafka_sasl_password: SecretStr | None = None
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    # "host:port,host:port": reach the primary the Sentinels name for redis_sentinel_master
+    # and follow a failover (sinks/redis/connect.py); the URL then gives db, user, password
+    redis_sentinels: str | None = None
+    redis_sentinel_master: str = "slotwise"
+    milvus_uri: str = "http://127.0.0.1:19530"
+    milvus_token: SecretStr | None = None
+    data_dir: Path = Field(default_factory=default_data_dir)
+    redis_prefix: str = "sw"
+    # Replicas that must hold a commit's Redis writes before its Kafka transaction commits
+    # (WAIT, sinks/redis/replicas.py): 0 locally, 1 in deploy/. A WAIT that times out holds
+    # the commit and tries again.
+    redis_min_replicas: int = Field(0, ge=0)
+    redis_wait_timeout_ms: int = Field(1000, ge=1)
+    milvus_alias: str = "facts_current"
+    milvus_collection_prefix: str = "facts"
+
+    # topics
+    topic_prefix: str = "slotwise"
+    partitions: int = Field(12, ge=1)
+    replication_factor: int = Field(1, ge=1)
+
+    # worker
+    group_id: str = "slotwise-worker"
+    transactional_id: str | None = None
+    static_membership: bool = (
+        True  # the classic protocol's only (see slotwise.streams.runtime.worker)
+    )
+    # "classic": cooperative-sticky with static membership. "consumer" (KIP-848, brokers
+    # from Kafka 4.0) spreads each topic evenly but is not the default yet (deploy/README).
+    group_protocol: GroupProtocol = "classic"
+    # The classic protocol's session timeout; with "consumer" the broker's
+    # group.consumer.session.timeout.ms (or the group's own setting) applies.
+    session_timeout_ms: int = Field(15_000, ge=1_000)
+    max_in_flight: int = Field(1000, ge=1)
+    commit_interval_ms: int = Field(200, ge=10)
+    max_message_bytes: int = 1024 * 1024
+    max_text_bytes: int = 64 * 1024
+    metrics_port: int = 9464
+    # Loopback unless told: /metrics is unauthenticated. Containers set 0.0.0.0.
+    metrics_host: str = "127.0.0.1"
+    # slotwise serve: required whenever it listens off loopback (streams/api/serve.py)
+    api_token: SecretStr | None = None
+    shutdown_timeout_s: float = 30.0
+    # The worker's young-generation GC threshold once setup is frozen
+    # (streams/runtime/gc_policy.py); 0 keeps CPython's defaults.
+    gc_young_threshold: int = Field(50_000, ge=0)
+
+    # matching
+    top_k: int = Field(DEFAULT_TOP_K, ge=1, le=20)
+    vector_floor: float = Field(DEFAULT_VECTOR_FLOOR, ge=-1.0, le=1.0)
+    review_similarity: float = Field(0.85, ge=0.0, le=1.0)
+    # The attribute vocabulary (a JSON file like processors/attributes.v1.json); None: the
+    # packaged v1. A version that adds attributes is re-slotted with `slotwise reslot`.
+    vocabulary: Path | None = None
+    milvus_flush_every: int = Field(250, ge=1)
+    # How often a process re-reads the migration record (dual-writing on or off).
+    migration_poll_s: float = Field(5.0, gt=0)
+
+    # models
+    anthropic_api_key: SecretStr | None = None
+    anthropic_base_url: str | None = None
+    llm_model: str = "claude-haiku-4-5"
+    llm_max_concurrency: int = Field(32, ge=1)
+    llm_timeout_s: float = 20.0
+    llm_max_retries: int = Field(4, ge=0)
+    embedder: str = "minilm"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derive_from_namespace(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or not data.get("namespace"):
+            return data
+        namespace = str(data["namespace"])
+        if not _NAMESPACE.match(namespace):
+            raise ValueError(
+                f"namespace {namespace!r}: lower-case letters, digits, '-' and '_', "
+                "starting with a letter, at most 40 characters"
+            )
+        flat = namespace.replace("-", "_")
+        derived = {
+            "topic_prefix": namespace,
+            "redis_prefix": namespace,
+            "milvus_collection_prefix": f"{flat}_facts",
+            "milvus_alias": f"{flat}_facts_current",
+            "group_id": f"{namespace}-worker",
+        }
+        return {**derived, **data}
+
+    @property
+    def offline(self) -> bool:
+        """No API key: the rules extractor and the NONE-answering slot matcher run."""
+        return self.anthropic_api_key is None
+
+    def sentinel_addresses(self) -> list[tuple[str, int]]:
+        """``redis_sentinels`` as (host, port) pairs; a bare host means port 26379."""
+        found = []
+        for item in (part.strip() for part in (self.redis_sentinels or "").split(",")):
+            if item:
+                host, colon, port = item.rpartition(":")
+                found.append((host, int(port)) if colon else (item, 26379))
+        return found
+
+    def catalogue(self) -> Catalogue:
+        return Catalogue(prefix=self.topic_prefix, partitions=self.partitions)
+
+    def librdkafka(self, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The librdkafka configuration every Kafka client of slotwise starts from: the
+        brokers and their security, then the client's own ``extra`` dotted keys."""
+        config: dict[str, Any] = {"bootstrap.servers": self.kafka_bootstrap}
+        optional = {
+            "security.protocol": self.kafka_security_protocol,
+            "sasl.mechanism": self.kafka_sasl_mechanism,
+            "sasl.username": self.kafka_sasl_username,
+            "sasl.password": (
+                self.kafka_sasl_password.get_secret_value() if self.kafka_sasl_password else None
+            ),
+        }
+        config.update({key: value for key, value in optional.items() if value is not None})
+        return {**config, **(extra or {})}
+
+    def to_env(self) -> dict[str, str]:
+        """The ``SLOTWISE_*`` variables that reproduce these settings in a child process.
+
+        Only what was set (by the environment, by arguments, or derived from the
+        namespace) is rendered: the child computes the rest as this process did, and
+        a variable added on top (``SLOTWISE_NAMESPACE``) still derives what it names.
+        """
+        return {
+            f"SLOTWISE_{name.upper()}": _env_value(value)
+            for name, value in self.model_dump(exclude_unset=True).items()
+            if value is not None
+        }
+
+
+def _env_value(value: object) -> str:
+    if isinstance(value, SecretStr):
+        return value.get_secret_value()
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

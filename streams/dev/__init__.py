@@ -1,0 +1,1 @@
+"""The one-machine stack and the worker processes that tests and benchmarks drive."""

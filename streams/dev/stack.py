@@ -1,0 +1,105 @@
+"""The local stack: one Kafka broker, Redis and the Milvus Lite server on loopback.
+
+``up`` starts what is missing and reuses whatever already answers on a
+service's port, so it is safe to run from a shell, from CI and from every test
+session at once. What it starts runs detached (``local_services.py``); ``down``
+stops only those.
+"""
+
+from __future__ import annotations
+
+import fcntl
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from slotwise.streams.config import Settings
+from slotwise.streams.dev.services import (
+    KAFKA_VERSION,
+    REPO_ROOT,
+    Kafka,
+    Milvus,
+    MissingTool,
+    NotLocal,
+    Redis,
+    Service,
+    ServiceChange,
+    ServiceFailed,
+    ServiceStatus,
+    StackError,
+    address_of,
+    kafka_classpath_dir,
+)
+
+__all__ = [
+    "KAFKA_VERSION",
+    "MissingTool",
+    "NotLocal",
+    "ServiceChange",
+    "ServiceFailed",
+    "ServiceStatus",
+    "Stack",
+    "StackError",
+    "kafka_classpath_dir",
+]
+
+
+class Stack:
+    """The three local services of one data dir, at the addresses of ``settings``."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        data_dir: Path | None = None,
+        *,
+        kafka_version: str = KAFKA_VERSION,
+    ) -> None:
+        self.data_dir = (data_dir or settings.data_dir).expanduser().resolve()
+        if self.data_dir.is_relative_to(REPO_ROOT):
+            raise StackError(f"data dir {self.data_dir} is inside the source tree; pick another")
+        self._services: tuple[Service, ...] = (
+            Kafka(address_of(settings.kafka_bootstrap.split(",")[0]), self.data_dir, kafka_version),
+            Redis(address_of(settings.redis_url), self.data_dir, settings.redis_url),
+            Milvus(address_of(settings.milvus_uri), self.data_dir, settings.milvus_uri),
+        )
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        # Concurrent `up`s (two test sessions, CI and a shell) must not start a service twice.
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        with (self.data_dir / "stack.lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def up(self) -> tuple[ServiceChange, ...]:
+        """Start what is not answering, then wait until every service is healthy."""
+        with self._locked():
+            # A process of ours, or an open port, is a service (maybe still starting): wait.
+            missing = [
+                s for s in self._services if s.our_pid() is None and not s.address.listening()
+            ]
+            for service in missing:
+                service.preflight()  # all or nothing: a missing program starts no service
+            # Kafka last: formatting its storage takes seconds that the others boot in.
+            started = {s.name: s.start() for s in reversed(missing)}
+            for service in self._services:
+                service.wait_healthy(started.get(service.name, service.our_pid()))
+            return tuple(
+                ServiceChange(s.status(), "started" if s.name in started else "reused")
+                for s in self._services
+            )
+
+    def down(self, grace_s: float = 30.0) -> tuple[ServiceChange, ...]:
+        """Stop what this data dir started: SIGTERM, then SIGKILL after ``grace_s``."""
+        with self._locked():
+            stopped = {s.name: s.stop(grace_s) for s in self._services}
+            return tuple(
+                ServiceChange(s.status(), "stopped" if stopped[s.name] else "not ours")
+                for s in self._services
+            )
+
+    def status(self) -> tuple[ServiceStatus, ...]:
+        return tuple(s.status() for s in self._services)

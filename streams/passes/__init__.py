@@ -1,0 +1,1 @@
+"""What schedules commands: the forget, consolidation and reslot passes, and calibration."""

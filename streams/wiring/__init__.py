@@ -1,0 +1,1 @@
+"""Building the application from configuration: stores, models, the cascade, the worker."""

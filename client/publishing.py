@@ -26,9 +26,9 @@ from confluent_kafka import KafkaException, Producer
 from slotwise.client.exceptions import InvalidRequest, PublishFailed, Unavailable
 from slotwise.sinks.kafka.publisher import idempotent_producer
 from slotwise.streams.config import Settings
-from slotwise.streams.runtime.tracing import outgoing
 from slotwise.topics.codec import CONTENT_TYPE, encode_record
 from slotwise.topics.records import CandidateFact, Command, Observation
+from slotwise.topics.tracing import outgoing
 
 __all__ = ["Published", "Publisher", "Writable"]
 

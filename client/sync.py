@@ -19,8 +19,8 @@ from slotwise.client.publishing import Published, Writable
 from slotwise.client.subscription import Subscription
 from slotwise.streams.config import Settings
 from slotwise.streams.read.reads import SearchHit
-from slotwise.streams.runtime.tracing import outgoing
 from slotwise.topics.records import Fact
+from slotwise.topics.tracing import outgoing
 
 __all__ = ["Client"]
 

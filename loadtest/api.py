@@ -42,7 +42,7 @@ from slotwise.loadtest.runner import Bench, BenchError
 from slotwise.streams.config import Settings
 from slotwise.streams.dev.demo import observations
 from slotwise.streams.dev.testing import ChildProcess, free_port
-from slotwise.streams.wiring.redis_open import open_store
+from slotwise.streams.read.store import open_store
 from slotwise.topics.codec import loads
 
 __all__ = ["main"]

@@ -148,7 +148,7 @@ def _load(values: tuple[float, float, float]) -> str:
 def _seed(settings: Settings, facts: int) -> float:
     """Write ``facts`` rows into the deployment's collection as a worker's index would."""
     from slotwise.models.embedders import MiniLMEmbedder  # noqa: PLC0415 -- loads the model
-    from slotwise.streams.wiring.vector_space import open_fact_index  # noqa: PLC0415
+    from slotwise.streams.read.vector_space import open_fact_index  # noqa: PLC0415
 
     async def run() -> float:
         store = RedisStore.from_url(settings.redis_url, prefix=settings.redis_prefix)

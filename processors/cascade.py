@@ -25,6 +25,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Literal
 
+from slotwise.processors.defaults import DEFAULT_TOP_K, DEFAULT_VECTOR_FLOOR
 from slotwise.processors.exact_join import exact_join
 from slotwise.processors.model import Decision, Neighbour, Resolution, SlotAnswer, stable_id
 from slotwise.processors.ports import FactReader, SlotMatcher, VectorSearch
@@ -36,12 +37,6 @@ from slotwise.topics.records import CandidateFact, DecidedBy, ReviewItem
 ReviewKind = Literal["close_neighbour", "model_failure"]
 
 __all__ = ["DEFAULT_TOP_K", "DEFAULT_VECTOR_FLOOR", "RESTATEMENT_COSINE", "Cascade", "restates"]
-
-# MiniLM: every fact starts with "User", which lifts unrelated pairs to cosine
-# 0.20-0.35 while real conflicts sit anywhere from 0.19 to 0.51, so the floor only
-# decides whether the matcher is asked at all; top-K already bounds its work.
-DEFAULT_VECTOR_FLOOR = 0.15
-DEFAULT_TOP_K = 5
 
 
 class Cascade:

@@ -19,13 +19,16 @@ from typing import Any, Literal
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from slotwise.processors.cascade import DEFAULT_TOP_K, DEFAULT_VECTOR_FLOOR
+from slotwise.processors.defaults import DEFAULT_TOP_K, DEFAULT_VECTOR_FLOOR
 from slotwise.topics.catalogue import Catalogue
 
-__all__ = ["GroupProtocol", "Settings", "default_data_dir"]
+__all__ = ["GroupProtocol", "LlmProvider", "Settings", "default_data_dir"]
 
 
 GroupProtocol = Literal["consumer", "classic"]
+# "anthropic": the model extracts and matches; "offline": the rules extractor and the
+# NONE-answering matcher, deterministic and free.
+LlmProvider = Literal["anthropic", "offline"]
 # Topics allow dots and dashes, Milvus names only letters, digits and underscores:
 # a namespace is what all of them accept once dashes become underscores.
 _NAMESPACE = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
@@ -109,6 +112,10 @@ class Settings(BaseSettings):
     migration_poll_s: float = Field(5.0, gt=0)
 
     # models
+    # Which provider extracts and matches. Unset, it follows the key as it always did:
+    # "anthropic" with an API key, "offline" without one. Set, it is what runs, and
+    # "anthropic" without a key is refused at start rather than silently offline.
+    llm: LlmProvider | None = None
     anthropic_api_key: SecretStr | None = None
     anthropic_base_url: str | None = None
     llm_model: str = "claude-haiku-4-5"
@@ -138,10 +145,23 @@ class Settings(BaseSettings):
         }
         return {**derived, **data}
 
+    @model_validator(mode="after")
+    def _provider_has_its_key(self) -> Settings:
+        if self.llm == "anthropic" and self.anthropic_api_key is None:
+            raise ValueError("SLOTWISE_LLM=anthropic needs SLOTWISE_ANTHROPIC_API_KEY")
+        return self
+
+    @property
+    def llm_provider(self) -> LlmProvider:
+        """The provider that runs: the one named, else the one the key implies."""
+        if self.llm is not None:
+            return self.llm
+        return "offline" if self.anthropic_api_key is None else "anthropic"
+
     @property
     def offline(self) -> bool:
-        """No API key: the rules extractor and the NONE-answering slot matcher run."""
-        return self.anthropic_api_key is None
+        """The rules extractor and the NONE-answering slot matcher run, not the model."""
+        return self.llm_provider == "offline"
 
     def sentinel_addresses(self) -> list[tuple[str, int]]:
         """``redis_sentinels`` as (host, port) pairs; a bare host means port 26379."""

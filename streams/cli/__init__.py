@@ -1,37 +1,53 @@
-"""The ``slotwise`` command: a thin root that mounts each area's sub-commands."""
+"""The ``slotwise`` command: a thin root that mounts each area's sub-commands.
+
+The bare package is the agent-side client; the commands need a role's extras
+(``slotwise[worker]``, ``[server]``, …). Without them the root still answers
+``--version``, and any command says which extra it needs instead of a traceback.
+"""
 
 from __future__ import annotations
 
-import typer
+from importlib.metadata import version
 
-from slotwise.streams.cli.consolidate import consolidate, reslot
-from slotwise.streams.cli.erase import erase, erasures_app
-from slotwise.streams.cli.evaluate import evaluate
-from slotwise.streams.cli.forget import calibrate, forget, restore
-from slotwise.streams.cli.migrate import migrate_app
-from slotwise.streams.cli.read import facts, produce, tail, wait
-from slotwise.streams.cli.rebuild import rebuild
-from slotwise.streams.cli.review import review_app
-from slotwise.streams.cli.run import demo, worker
-from slotwise.streams.cli.serve import serve
-from slotwise.streams.cli.stack import stack_app, topics_app
+import typer
 
 __all__ = ["app"]
 
-app = typer.Typer(
-    name="slotwise",
-    help="A streaming write pipeline that keeps an AI agent's long-term memory true.",
-    no_args_is_help=True,
+_HELP = "A streaming write pipeline that keeps an AI agent's long-term memory true."
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"slotwise {version('slotwise')}")
+        raise typer.Exit
+
+
+_VERSION = typer.Option(
+    False, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
 )
-app.add_typer(stack_app, name="stack")
-app.add_typer(topics_app, name="topics")
-app.add_typer(erasures_app, name="erasures")
-app.add_typer(review_app, name="review")
-app.add_typer(migrate_app, name="migrate")
-for command in (demo, worker, facts, tail, produce, wait, serve, forget, restore, calibrate):
-    app.command()(command)
-app.command("eval")(evaluate)
-app.command()(erase)
-app.command()(consolidate)
-app.command()(reslot)
-app.command()(rebuild)
+
+app = typer.Typer(name="slotwise", help=_HELP, no_args_is_help=True)
+
+try:
+    from slotwise.streams.cli.commands import mount
+except ModuleNotFoundError as exc:
+    if (exc.name or "slotwise").startswith("slotwise"):
+        raise  # a module of ours missing is a bug, not an extra to install
+    _missing = exc.name
+
+    @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+    def _bare(ctx: typer.Context, show_version: bool = _VERSION) -> None:
+        """Only --version: the commands need a role's extras."""
+        typer.echo(
+            f"slotwise: this command needs a role's extras ({_missing} is not installed): "
+            "pip install 'slotwise[worker]' (or [server], [all])",
+            err=True,
+        )
+        raise typer.Exit(2)
+else:
+
+    @app.callback()
+    def _root(show_version: bool = _VERSION) -> None:
+        """A streaming write pipeline that keeps an AI agent's long-term memory true."""
+
+    mount(app)

@@ -31,9 +31,9 @@ from slotwise.streams.commands.log import CommandPublisher
 from slotwise.streams.config import Settings
 from slotwise.streams.passes.consolidate import ConsolidationPass, PassConfig
 from slotwise.streams.passes.reslot import ReslotPass
+from slotwise.streams.read.store import open_store
 from slotwise.streams.wiring.app import model_client
 from slotwise.streams.wiring.background import pass_models
-from slotwise.streams.wiring.redis_open import open_store
 from slotwise.topics.codec import dumps
 from slotwise.topics.records import Command
 

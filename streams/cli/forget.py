@@ -46,7 +46,7 @@ from slotwise.streams.passes.forget import (
     run_schedule,
     wait_applied,
 )
-from slotwise.streams.wiring.redis_open import open_store
+from slotwise.streams.read.store import open_store
 from slotwise.topics.exceptions import SlotwiseError
 from slotwise.topics.records import Command
 

@@ -14,7 +14,7 @@ The query-time bridge of an embedding upgrade (DESIGN §7, Drift-Adapter):
   ``--min-recall``; the result is recorded.
 * ``adapter enable VERSION`` re-checks every row's stamp and requires a
   passed validation; workers and ``serve`` started with the new embedder then
-  search the old collection through it (``streams/wiring/vector_space.py``), on
+  search the old collection through it (``streams/read/vector_space.py``), on
   their next start. ``adapter disable`` takes it away.
 * ``status`` shows the alias, its collection's model, every row's stamp
   counted, and the adapters.

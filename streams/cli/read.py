@@ -21,7 +21,7 @@ from rich.table import Table
 from slotwise.sinks.kafka.publisher import idempotent_producer
 from slotwise.streams.config import Settings
 from slotwise.streams.read.reads import FactQuery, ReadError, Reads
-from slotwise.streams.wiring.redis_open import open_store
+from slotwise.streams.read.store import open_store
 from slotwise.topics.codec import decode_record, encode_record
 from slotwise.topics.exceptions import RecordError
 from slotwise.topics.records import CandidateFact, Command, Fact, Observation, SupersessionEvent

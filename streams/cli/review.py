@@ -27,7 +27,7 @@ from slotwise.sinks.redis.review import RedisReviews
 from slotwise.sinks.redis.store import RedisStore
 from slotwise.streams.commands.log import CommandPublisher
 from slotwise.streams.config import Settings
-from slotwise.streams.wiring.redis_open import open_store
+from slotwise.streams.read.store import open_store
 from slotwise.topics.codec import encode_record
 from slotwise.topics.records import Command, ReviewAction, ReviewItem
 

@@ -23,9 +23,9 @@ from slotwise.streams.cli.read import facts_table
 from slotwise.streams.config import Settings
 from slotwise.streams.dev.demo import observations
 from slotwise.streams.dev.stack import Stack, StackError
+from slotwise.streams.read.store import open_store
 from slotwise.streams.runtime.consumed import Consumed
 from slotwise.streams.runtime.diagnostics import log_stacks
-from slotwise.streams.wiring.redis_open import open_store
 from slotwise.streams.write.outputs import StoredOutputs
 from slotwise.topics.codec import decode_record, encode_record
 from slotwise.topics.records import CandidateFact, Command, ReviewItem, SupersessionEvent

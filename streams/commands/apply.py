@@ -29,7 +29,7 @@ decides anything.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -41,15 +41,14 @@ from slotwise.processors.provenance import DEFAULT_DEPTH, mark_dependents
 from slotwise.processors.review_policy import rejection_keys
 from slotwise.sinks.redis.provenance import RedisProvenance
 from slotwise.sinks.redis.review import RedisReviews
-from slotwise.streams.runtime.errors import StateMoved, UnsupportedCommand
+from slotwise.streams.runtime.errors import UnsupportedCommand
+from slotwise.streams.write.fenced import apply_fenced
 from slotwise.streams.write.outputs import StoredOutputs
 from slotwise.topics.codec import decode_record
 from slotwise.topics.outbound import Outbound, record_message
 from slotwise.topics.records import CandidateFact, Command, Fact, ReviewItem
 
 __all__ = ["LIFECYCLE_DECISIONS", "Applier", "FollowUps", "MalformedCommand", "messages"]
-
-_MAX_STALE_RETRIES = 8
 
 LIFECYCLE_DECISIONS = Counter(
     "slotwise_lifecycle_commands_total",
@@ -109,6 +108,27 @@ class FollowUps:
 
 
 Decide = Callable[[SubjectSnapshot], Awaitable[Change]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Changed:
+    """A command's change and its outputs, as the apply loop writes them."""
+
+    change: Change
+    outputs: StoredOutputs
+
+    @classmethod
+    def of(cls, change: Change) -> _Changed:
+        outputs = StoredOutputs.of(
+            messages(change), change.vector_rows, decision=change.decision, reason=change.reason
+        )
+        return cls(change, outputs)
+
+    @property
+    def facts(self) -> Sequence[Fact]:
+        return self.change.facts
+
+
 After = Callable[[StoredOutputs], Awaitable[None]]
 
 
@@ -136,29 +156,22 @@ class Applier:
 
     async def _applied(self, command: Command, decide: Decide) -> StoredOutputs:
         subject = command.subject_id
-        for _ in range(_MAX_STALE_RETRIES):
-            seen = await self.store.snapshot(subject, command.command_id)
-            if seen.stored is not None:
-                return StoredOutputs.decode(seen.stored)
+
+        async def decided(seen: SubjectSnapshot) -> _Changed:
             change = await self._with_dependents(await decide(seen), seen, subject)
-            outputs = StoredOutputs.of(
-                messages(change), change.vector_rows, decision=change.decision, reason=change.reason
-            )
-            outcome = await self.store.apply(
-                subject,
-                command.command_id,
-                expected_version=seen.version,
-                facts=change.facts,
-                outputs=outputs.encode(),
-                now=self.now(),
-            )
-            if outcome.stale:
-                continue
-            if outcome.stored is not None:
-                return StoredOutputs.decode(outcome.stored)
-            LIFECYCLE_DECISIONS.labels(command.command, change.decision).inc()
-            return outputs
-        raise StateMoved(f"subject {subject!r} kept changing while applying {command.command_id}")
+            return _Changed.of(change)
+
+        applied = await apply_fenced(
+            self.store,
+            subject,
+            command.command_id,
+            snapshot=lambda: self.store.snapshot(subject, command.command_id),
+            decide=decided,
+            now=self.now,
+        )
+        if applied.decided is not None:
+            LIFECYCLE_DECISIONS.labels(command.command, applied.decided.change.decision).inc()
+        return applied.outputs
 
     async def _with_dependents(self, change: Change, seen: SubjectSnapshot, subject: str) -> Change:
         retired = tuple(e.old_fact_id for e in change.supersessions)

@@ -30,7 +30,6 @@ from slotwise.processors.review_policy import pair_key
 from slotwise.processors.schema import AttributeSchema
 from slotwise.sinks.redis.review import RedisReviews
 from slotwise.streams.commands.apply import Applier, MalformedCommand
-from slotwise.streams.passes.consolidate import compared_keys
 from slotwise.streams.write.outputs import StoredOutputs
 from slotwise.topics.outbound import Outbound
 from slotwise.topics.records import Command
@@ -83,3 +82,12 @@ class ConsolidateHandler:
         )
         decision = change.decision if not change.empty else "NOOP"
         return replace(change, decision=decision, reason=f"{summary}; {change.reason}".rstrip("; "))
+
+
+def compared_keys(command: Command) -> list[str]:
+    """The pair keys a ``consolidate`` command asked about (remembered when applied)."""
+    keys = [pair_key(a, b) for a, b in command.params.get("compared", [])]
+    for body in command.params.get("findings", []):
+        if body.get("old") is not None:
+            keys.append(pair_key(str(body["new"]), str(body["old"])))
+    return keys

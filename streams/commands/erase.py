@@ -64,9 +64,10 @@ from slotwise.streams.commands.erase_records import (
     retained_copies,
 )
 from slotwise.streams.config import Settings
+from slotwise.streams.runtime import clock
 from slotwise.streams.runtime.errors import StateMoved
 from slotwise.streams.runtime.metrics import STAGE_SECONDS
-from slotwise.streams.write import clock
+from slotwise.streams.write.fenced import MAX_STALE_RETRIES
 from slotwise.streams.write.outputs import StoredOutputs
 from slotwise.topics.catalogue import Catalogue
 from slotwise.topics.outbound import Outbound
@@ -85,8 +86,6 @@ ERASURE_SECONDS = Histogram(
 ERASURE_RESIDUE = Counter(
     "slotwise_erasure_residue_total", "Items an erasure's checks found left", ["store"]
 )
-
-_MAX_STALE_RETRIES = 8
 
 
 class Erasure:
@@ -127,7 +126,7 @@ class Erasure:
         )
 
     async def __call__(self, command: Command) -> tuple[Outbound, ...]:
-        for _ in range(_MAX_STALE_RETRIES):
+        for _ in range(MAX_STALE_RETRIES):
             done = await self._run(command)
             if done is not None:
                 return done

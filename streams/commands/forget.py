@@ -56,6 +56,7 @@ from slotwise.processors.forgetting import (
     ForgetPolicy,
     HalfLives,
     PolicyError,
+    Selection,
     select_archived,
     summary,
 )
@@ -65,9 +66,10 @@ from slotwise.sinks.milvus.index import MilvusIndex
 from slotwise.sinks.milvus.tiers import MilvusTiers
 from slotwise.sinks.redis.access import RedisAccess
 from slotwise.sinks.redis.cold import RedisColdIndex
-from slotwise.sinks.redis.store import RedisStore
+from slotwise.sinks.redis.store import RedisStore, Snapshot
 from slotwise.streams.config import Settings
-from slotwise.streams.runtime.errors import StateMoved, UnsupportedCommand
+from slotwise.streams.runtime.errors import UnsupportedCommand
+from slotwise.streams.write.fenced import Decided, apply_fenced
 from slotwise.streams.write.outputs import StoredOutputs
 from slotwise.streams.write.path import CommandHandler
 from slotwise.topics.codec import decode_record
@@ -102,10 +104,18 @@ COMMAND_SECONDS = Histogram(
 TIER_ROWS = Gauge("slotwise_tier_rows", "Fact vectors in each tier", ["tier"])
 TIER_MOVES = Counter("slotwise_tier_moves_total", "Vector rows written to a tier", ["tier"])
 
-_MAX_STALE_RETRIES = 8
 _CLOSED = frozenset({"superseded", "history"})
 FORGET_DECISION = "FORGET"
 RESTORE_DECISION = "RESTORE"
+
+
+@dataclass(frozen=True, slots=True)
+class _Archiving:
+    """A forget pass's selection for one subject, as the apply loop writes it."""
+
+    selection: Selection
+    facts: Sequence[Fact]
+    outputs: StoredOutputs
 
 
 class ForgetSettings(BaseSettings):
@@ -209,11 +219,8 @@ class Forgetting:
             policy = ForgetPolicy.from_params(command.params, self._policy)
         except PolicyError as exc:  # the record itself is bad: dead-lettered, not retried
             raise UnsupportedCommand(f"{command.command_id}: {exc}") from exc
-        for _ in range(_MAX_STALE_RETRIES):
-            seen = await self._store.snapshot(subject, command.command_id, every_slot=True)
-            if seen.stored is not None:
-                outputs = StoredOutputs.decode(seen.stored)
-                break
+
+        async def decide(seen: Snapshot) -> _Archiving:
             accesses = await self._access.read(subject)
             selection = select_archived(
                 seen.slot, accesses, as_of=as_of, policy=policy, half_lives=self._half_lives
@@ -226,24 +233,20 @@ class Forgetting:
                 decision=FORGET_DECISION,
                 reason=summary(selection, as_of=as_of, policy=policy),
             )
-            outcome = await self._store.apply(
-                subject,
-                command.command_id,
-                expected_version=seen.version,
-                facts=archived,
-                outputs=outputs.encode(),
-                now=self._now(),
-            )
-            if outcome.stale:
-                continue
-            if outcome.stored is not None:
-                outputs = StoredOutputs.decode(outcome.stored)
-            else:
-                ARCHIVED.labels("below_threshold").inc(selection.below_threshold)
-                ARCHIVED.labels("over_budget").inc(selection.over_budget)
-            break
-        else:
-            raise StateMoved(f"subject {subject!r} kept changing under {command.command_id}")
+            return _Archiving(selection, archived, outputs)
+
+        applied = await apply_fenced(
+            self._store,
+            subject,
+            command.command_id,
+            snapshot=lambda: self._store.snapshot(subject, command.command_id, every_slot=True),
+            decide=decide,
+            now=self._now,
+        )
+        outputs = applied.outputs
+        if applied.decided is not None:
+            ARCHIVED.labels("below_threshold").inc(applied.decided.selection.below_threshold)
+            ARCHIVED.labels("over_budget").inc(applied.decided.selection.over_budget)
         moved = [f.fact_id for f in changed_facts(outputs)]
         if policy.closed_to_cold:
             # Retired facts' rows: which they are follows from the log alone (superseding
@@ -261,37 +264,28 @@ class Forgetting:
             dict.fromkeys([*([command.fact_id] if command.fact_id else []), *command.fact_ids])
         )
         as_of = command.as_of or command.issued_at
-        for _ in range(_MAX_STALE_RETRIES):
-            seen = await self._store.snapshot(subject, command.command_id)
-            if seen.stored is not None:
-                outputs = StoredOutputs.decode(seen.stored)
-                break
+
+        async def decide(_: Snapshot) -> Decided:
             restored, refused = await self._restorable(subject, wanted)
             outputs = StoredOutputs.of(
                 [record_message("facts", f.fact_id, f) for f in restored],
                 decision=RESTORE_DECISION,
                 reason=_restore_reason(wanted, restored, refused, command.reason),
             )
-            outcome = await self._store.apply(
-                subject,
-                command.command_id,
-                expected_version=seen.version,
-                facts=restored,
-                outputs=outputs.encode(),
-                now=self._now(),
-            )
-            if outcome.stale:
-                continue
-            if outcome.stored is not None:
-                outputs = StoredOutputs.decode(outcome.stored)
-            else:
-                trigger = (
-                    "restatement" if (command.reason or "").startswith("restated") else "request"
-                )
-                RESTORED.labels(trigger).inc(len(restored))
-            break
-        else:
-            raise StateMoved(f"subject {subject!r} kept changing under {command.command_id}")
+            return Decided(restored, outputs)
+
+        applied = await apply_fenced(
+            self._store,
+            subject,
+            command.command_id,
+            snapshot=lambda: self._store.snapshot(subject, command.command_id),
+            decide=decide,
+            now=self._now,
+        )
+        outputs = applied.outputs
+        if applied.decided is not None:
+            trigger = "restatement" if (command.reason or "").startswith("restated") else "request"
+            RESTORED.labels(trigger).inc(len(applied.decided.facts))
         ids = [f.fact_id for f in changed_facts(outputs)]
         if ids:
             await self._access.touch(subject, ids, as_of)

@@ -4,7 +4,7 @@ The background jobs and the review CLI change a subject only by publishing a
 ``command/1`` keyed by the subject, with the partitioner every producer of
 the topic uses (librdkafka's default), so the command lands on the subject's
 partition and is ordered with its writes. The worker's clock for a command
-is its ``issued_at`` (``streams/write/clock.py``), so the facts a command writes
+is its ``issued_at`` (``streams/runtime/clock.py``), so the facts a command writes
 carry that instant as ``recorded_at``, and a pass run again with the same
 ``--as-of`` writes byte-identical state. Its Kafka timestamp is the time it
 was published: the topic's retention counts from there, so a pass evaluated

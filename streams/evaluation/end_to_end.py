@@ -32,7 +32,7 @@ from slotwise.streams.config import Settings
 from slotwise.streams.dev.testing import WorkerProcess, committed_offsets, drop_deployment
 from slotwise.streams.evaluation.data import Pair, subject_of, turn_observation
 from slotwise.streams.evaluation.offline import Extracted, PairOutcome, Stages
-from slotwise.streams.wiring.redis_open import open_store
+from slotwise.streams.read.store import open_store
 from slotwise.topics.codec import decode_record, encode_record
 from slotwise.topics.exceptions import SlotwiseError
 from slotwise.topics.records import (

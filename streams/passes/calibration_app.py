@@ -82,7 +82,7 @@ from slotwise.streams.passes.calibration_read import (
     fits_of,
     store_lifetimes,
 )
-from slotwise.streams.wiring.redis_open import open_store
+from slotwise.streams.read.store import open_store
 from slotwise.topics.codec import decode_record
 from slotwise.topics.exceptions import RecordError, SlotwiseError
 from slotwise.topics.records import SupersessionEvent

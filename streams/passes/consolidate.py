@@ -41,7 +41,6 @@ from slotwise.processors.model import stable_id
 from slotwise.processors.pairs import as_candidate
 from slotwise.processors.ports import Embedder, SlotMatcher
 from slotwise.processors.provenance import Rederiver, heads
-from slotwise.processors.review_policy import pair_key
 from slotwise.sinks.redis.provenance import RedisProvenance
 from slotwise.sinks.redis.review import RedisReviews
 from slotwise.sinks.redis.store import RedisStore
@@ -311,12 +310,3 @@ def _command(
         reason=f"consolidation pass as of {as_of.isoformat()}",
         params=params,
     )
-
-
-def compared_keys(command: Command) -> list[str]:
-    """The pair keys a ``consolidate`` command asked about (remembered when applied)."""
-    keys = [pair_key(a, b) for a, b in command.params.get("compared", [])]
-    for body in command.params.get("findings", []):
-        if body.get("old") is not None:
-            keys.append(pair_key(str(body["new"]), str(body["old"])))
-    return keys

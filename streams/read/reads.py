@@ -36,9 +36,9 @@ from slotwise.sinks.redis.access import AccessHook, RedisAccess
 from slotwise.sinks.redis.provenance import Head, chain_head
 from slotwise.sinks.redis.store import RedisStore
 from slotwise.streams.config import Settings
+from slotwise.streams.read.store import open_store
 from slotwise.streams.read.subject_log import LogPage, LogUnavailable, SubjectLog
 from slotwise.streams.read.temporal import FactQuery, select
-from slotwise.streams.wiring.redis_open import open_store
 from slotwise.topics.exceptions import SlotwiseError
 from slotwise.topics.records import (
     ErasureAttestation,
@@ -172,7 +172,7 @@ class Reads:
 
         async def vectors() -> Nearest:
             # Imported only now (numpy, pymilvus, the model), off the event loop.
-            from slotwise.streams.wiring.vector_space import open_fact_index  # noqa: PLC0415
+            from slotwise.streams.read.vector_space import open_fact_index  # noqa: PLC0415
 
             embedder = await asyncio.to_thread(_embedder, settings)
             index = await open_fact_index(settings, store, embedder)

@@ -37,7 +37,7 @@ from slotwise.sinks.milvus.tiers import MilvusTiers
 from slotwise.sinks.redis.rebuild import RedisRebuild
 from slotwise.sinks.redis.store import RedisStore
 from slotwise.streams.config import Settings
-from slotwise.streams.wiring.redis_open import open_store
+from slotwise.streams.read.store import open_store
 from slotwise.topics.codec import decode_record
 from slotwise.topics.exceptions import SlotwiseError
 from slotwise.topics.records import Fact

@@ -29,7 +29,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Topic
 
 from slotwise.sinks.exceptions import StoreUnavailable
 from slotwise.sinks.redis.commits import CommitMarks
-from slotwise.streams.runtime import metrics, tracing
+from slotwise.streams.runtime import clock, metrics
 from slotwise.streams.runtime.checkpoint import TP, Checkpoint, Publisher, Sink
 from slotwise.streams.runtime.consumed import Consumed
 from slotwise.streams.runtime.deadletter import dead_letter
@@ -40,8 +40,7 @@ from slotwise.streams.runtime.positions import Pauses, committed_offsets, keys, 
 from slotwise.streams.runtime.retry import Classifier, GiveUp, RetryPolicy, backoff
 from slotwise.streams.runtime.scheduling import KeyedScheduler
 from slotwise.streams.runtime.watch import LagGauge, StuckEvents, watch_broker
-from slotwise.streams.write import clock
-from slotwise.streams.write.path import WritePath
+from slotwise.topics import tracing
 from slotwise.topics.catalogue import Catalogue
 from slotwise.topics.codec import decode_record
 from slotwise.topics.exceptions import RecordError
@@ -56,6 +55,16 @@ log = logging.getLogger(__name__)
 # itself could never be published and every commit would stall behind it.
 _DEADLETTER_VALUE_BYTES = 512 * 1024
 _MARK_ATTEMPTS = 8
+
+
+class RecordProcessor(Protocol):
+    """What the worker runs each record through (the write path, wired in ``wiring/``)."""
+
+    async def on_observation(self, observation: Observation) -> tuple[Outbound, ...]: ...
+
+    async def on_candidate(self, candidate: CandidateFact) -> tuple[Outbound, ...]: ...
+
+    async def on_command(self, command: Command) -> tuple[Outbound, ...]: ...
 
 
 class ProbingPublisher(Publisher, Protocol):
@@ -91,7 +100,7 @@ class Worker:
         self,
         config: WorkerConfig,
         catalogue: Catalogue,
-        write_path: WritePath,
+        write_path: RecordProcessor,
         *,
         consumer: Consumer,
         publisher: ProbingPublisher,

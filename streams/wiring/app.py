@@ -25,6 +25,9 @@ from slotwise.sinks.redis.store import RedisStore
 from slotwise.streams.commands.erase import open_erasure
 from slotwise.streams.commands.forget import open_forgetting
 from slotwise.streams.config import Settings
+from slotwise.streams.read.store import open_store
+from slotwise.streams.read.vector_space import open_fact_index
+from slotwise.streams.runtime import clock
 from slotwise.streams.runtime.checkpoint import Sink
 from slotwise.streams.runtime.failures import classify
 from slotwise.streams.runtime.gc_policy import settle_heap
@@ -33,10 +36,7 @@ from slotwise.streams.runtime.index_heal import IndexHeal
 from slotwise.streams.runtime.worker import Worker, WorkerConfig
 from slotwise.streams.wiring.background import open_background, unindexing_reviews
 from slotwise.streams.wiring.kafka_clients import worker_consumer, worker_publisher
-from slotwise.streams.wiring.redis_open import open_store
 from slotwise.streams.wiring.timed import TimedMatcher, TimedSearch
-from slotwise.streams.wiring.vector_space import open_fact_index
-from slotwise.streams.write import clock
 from slotwise.streams.write.path import WritePath
 from slotwise.topics.catalogue import Catalogue
 

@@ -31,7 +31,7 @@ from slotwise.streams.commands.consolidate import ConsolidateHandler
 from slotwise.streams.commands.review import ReviewHandler
 from slotwise.streams.config import Settings
 from slotwise.streams.passes.reslot import ReslotHandler
-from slotwise.streams.write import clock
+from slotwise.streams.runtime import clock
 from slotwise.streams.write.path import CommandHandler
 from slotwise.topics.outbound import Outbound
 from slotwise.topics.records import Command

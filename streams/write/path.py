@@ -13,7 +13,8 @@ a rebalance) is refused by the store's version check and computed again.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -21,16 +22,15 @@ from slotwise.processors.guards import Resolver
 from slotwise.processors.model import Resolution, stable_id
 from slotwise.processors.ports import Extractor, StateStore, SubjectSnapshot, VectorSink
 from slotwise.processors.resolve import fact_id_for
-from slotwise.streams.runtime.errors import StateMoved, UnsupportedCommand
+from slotwise.streams.runtime.errors import UnsupportedCommand
 from slotwise.streams.runtime.metrics import DECISIONS, STAGE_SECONDS
-from slotwise.streams.runtime.tracing import stage
+from slotwise.streams.write.fenced import Decided, apply_fenced
 from slotwise.streams.write.outputs import StoredOutputs
 from slotwise.topics.outbound import Outbound, record_message
-from slotwise.topics.records import CandidateFact, Command, Observation
+from slotwise.topics.records import CandidateFact, Command, Fact, Observation
+from slotwise.topics.tracing import stage
 
 __all__ = ["CommandHandler", "OutputsObserver", "WritePath"]
-
-_MAX_STALE_RETRIES = 8
 
 
 # One command kind's handler: it applies the command idempotently (by its
@@ -91,60 +91,42 @@ class WritePath:
         # Every candidate of the observation precedes it in the log, so applying it
         # publishes read-your-writes.
         subject = command.subject_id
-        empty = StoredOutputs.of(()).encode()
-        for _ in range(_MAX_STALE_RETRIES):
-            seen = await self.store.snapshot(subject, command.command_id)
-            if seen.stored is not None:
-                return ()
-            outcome = await self.store.apply(
-                subject,
-                command.command_id,
-                expected_version=seen.version,
-                facts=(),
-                outputs=empty,
-                observation_id=command.observation_id,
-                now=self.now(),
-            )
-            if not outcome.stale:
-                return ()
-        raise StateMoved(f"subject {subject!r} kept changing while applying {command.command_id}")
+
+        async def decide(_: SubjectSnapshot) -> Decided:
+            return Decided((), StoredOutputs.of(()))
+
+        await apply_fenced(
+            self.store,
+            subject,
+            command.command_id,
+            snapshot=lambda: self.store.snapshot(subject, command.command_id),
+            decide=decide,
+            now=self.now,
+            observation_id=command.observation_id,
+        )
+        return ()
 
     async def _decide(self, candidate: CandidateFact) -> StoredOutputs:
-        subject = candidate.subject_id
-        for _ in range(_MAX_STALE_RETRIES):
-            seen = await self._snapshot(candidate)
-            if seen.stored is not None:
-                return StoredOutputs.decode(seen.stored)
+        async def decide(seen: SubjectSnapshot) -> _Resolved:
             started = time.perf_counter()
             with stage("resolve"):
                 resolution = await self.cascade.resolve(candidate, reader=seen)
             STAGE_SECONDS.labels("resolve").observe(time.perf_counter() - started)
-            outputs = StoredOutputs.of(
-                _messages(resolution),
-                resolution.vector_rows,
-                decision=resolution.decision.value,
-                reason=resolution.reason,
-            )
-            started = time.perf_counter()
-            with stage("apply"):
-                outcome = await self.store.apply(
-                    subject,
-                    candidate.candidate_id,
-                    expected_version=seen.version,
-                    facts=resolution.facts,
-                    outputs=outputs.encode(),
-                    now=self.now(),
-                )
-            STAGE_SECONDS.labels("apply").observe(time.perf_counter() - started)
-            if outcome.stale:
-                continue
-            if outcome.stored is not None:
-                return StoredOutputs.decode(outcome.stored)
-            DECISIONS.labels(resolution.decision.value, resolution.decided_by).inc()
-            return outputs
-        raise StateMoved(
-            f"subject {subject!r} kept changing while deciding {candidate.candidate_id}"
+            return _Resolved.of(resolution)
+
+        applied = await apply_fenced(
+            self.store,
+            candidate.subject_id,
+            candidate.candidate_id,
+            snapshot=lambda: self._snapshot(candidate),
+            decide=decide,
+            now=self.now,
+            around_apply=_timed_apply,
         )
+        if applied.decided is not None:
+            resolution = applied.decided.resolution
+            DECISIONS.labels(resolution.decision.value, resolution.decided_by).inc()
+        return applied.outputs
 
     async def _snapshot(self, candidate: CandidateFact) -> SubjectSnapshot:
         started = time.perf_counter()
@@ -158,6 +140,38 @@ class WritePath:
                 )
         finally:
             STAGE_SECONDS.labels("lookup").observe(time.perf_counter() - started)
+
+
+@dataclass(frozen=True, slots=True)
+class _Resolved:
+    """A candidate's resolution and its outputs, as the apply loop writes them."""
+
+    resolution: Resolution
+    outputs: StoredOutputs
+
+    @classmethod
+    def of(cls, resolution: Resolution) -> _Resolved:
+        outputs = StoredOutputs.of(
+            _messages(resolution),
+            resolution.vector_rows,
+            decision=resolution.decision.value,
+            reason=resolution.reason,
+        )
+        return cls(resolution, outputs)
+
+    @property
+    def facts(self) -> Sequence[Fact]:
+        return self.resolution.facts
+
+
+@contextmanager
+def _timed_apply() -> Iterator[None]:
+    started = time.perf_counter()
+    try:
+        with stage("apply"):
+            yield
+    finally:
+        STAGE_SECONDS.labels("apply").observe(time.perf_counter() - started)
 
 
 def _messages(resolution: Resolution) -> list[Outbound]:

@@ -32,7 +32,7 @@ from slotwise.streams.dev.testing import (
     free_port,
     service_port,
 )
-from slotwise.streams.wiring.redis_open import open_store
+from slotwise.streams.read.store import open_store
 from slotwise.topics.catalogue import Catalogue
 from slotwise.topics.codec import decode_record, encode_record
 from slotwise.topics.records import CandidateFact, SupersessionEvent

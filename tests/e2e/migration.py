@@ -24,7 +24,7 @@ from slotwise.processors.model import VectorRow
 from slotwise.sinks.redis.migration import Migration, MigrationStore
 from slotwise.sinks.redis.store import RedisStore
 from slotwise.streams.config import Settings
-from slotwise.streams.wiring.vector_space import open_fact_index
+from slotwise.streams.read.vector_space import open_fact_index
 from tests.e2e.killpoint import KillPoint
 
 __all__ = [

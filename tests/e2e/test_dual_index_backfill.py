@@ -27,7 +27,7 @@ from slotwise.models.embedders import FolderEmbedder, MiniLMEmbedder
 from slotwise.processors.model import VectorRow
 from slotwise.sinks.redis.store import RedisStore
 from slotwise.streams.config import Settings
-from slotwise.streams.wiring.vector_space import open_fact_index
+from slotwise.streams.read.vector_space import open_fact_index
 from tests.e2e.migration import (
     REPO,
     collection_rows,

@@ -26,8 +26,8 @@ from selenium.webdriver.support.wait import WebDriverWait
 
 from slotwise.client import Client
 from slotwise.streams.dev.demo import observations
-from tests.streams.api.server import ServerThread
 from tests.e2e.harness import Pipeline
+from tests.streams.api.server import ServerThread
 
 pytestmark = [pytest.mark.kafka, pytest.mark.redis, pytest.mark.milvus]
 

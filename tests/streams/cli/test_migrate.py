@@ -17,6 +17,7 @@ from collections.abc import Iterator
 
 import pytest
 from pymilvus import MilvusClient
+from tests.sinks.milvus.test_index import WORDS, HashEmbedder, RotatedEmbedder
 from typer.testing import CliRunner, Result
 
 from slotwise.processors.model import VectorRow
@@ -28,8 +29,7 @@ from slotwise.streams.cli import app
 from slotwise.streams.cli import migrate as cli_migrate
 from slotwise.streams.config import Settings
 from slotwise.streams.dev.testing import drop_deployment
-from slotwise.streams.wiring.vector_space import open_fact_index
-from tests.sinks.test_milvus_index import WORDS, HashEmbedder, RotatedEmbedder
+from slotwise.streams.read.vector_space import open_fact_index
 
 pytestmark = [pytest.mark.redis, pytest.mark.milvus]
 

@@ -7,7 +7,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from slotwise.streams.runtime import tracing
+from slotwise.topics import tracing
 from slotwise.topics.outbound import Outbound
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"

@@ -29,8 +29,7 @@ from slotwise.processors.forgetting import ForgetPolicy, Selection
 from slotwise.processors.schema import DEFAULT_SCHEMA, AttributeSchema
 from slotwise.sinks.milvus.collections import GRPC_OPTIONS
 from slotwise.sinks.milvus.tiers import archived_subject
-from slotwise.streams.commands.forget import ForgetSettings
-from slotwise.streams.config import Settings
+from slotwise.streams.config import ForgetSettings, Settings
 from slotwise.streams.passes.calibration_read import (
     CalibrationUnavailable,
     changelog_lifetimes,

@@ -45,11 +45,9 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from prometheus_client import Counter, Gauge, Histogram
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from slotwise.processors.cold_restate import ColdFacts
 from slotwise.processors.forgetting import (
@@ -67,11 +65,10 @@ from slotwise.sinks.milvus.tiers import MilvusTiers
 from slotwise.sinks.redis.access import RedisAccess
 from slotwise.sinks.redis.cold import RedisColdIndex
 from slotwise.sinks.redis.store import RedisStore, Snapshot
-from slotwise.streams.config import Settings
+from slotwise.streams.config import ForgetSettings, Settings
 from slotwise.streams.runtime.errors import UnsupportedCommand
 from slotwise.streams.write.fenced import Decided, apply_fenced
 from slotwise.streams.write.outputs import StoredOutputs
-from slotwise.streams.write.path import CommandHandler
 from slotwise.topics.codec import decode_record
 from slotwise.topics.outbound import Outbound, record_message
 from slotwise.topics.records import Command, Fact
@@ -81,7 +78,6 @@ __all__ = [
     "RESTORED",
     "TIER_ROWS",
     "ColdTier",
-    "ForgetSettings",
     "Forgetting",
     "changed_facts",
     "open_forgetting",
@@ -116,40 +112,6 @@ class _Archiving:
     selection: Selection
     facts: Sequence[Fact]
     outputs: StoredOutputs
-
-
-class ForgetSettings(BaseSettings):
-    """The forgetting knobs, from ``SLOTWISE_FORGET_*`` variables (README, "Forgetting").
-
-    ``half_lives`` sets categories the vocabulary has no attribute for (free
-    text), as JSON: ``{"travel": 90, "hobby": 365}``; null never decays.
-    """
-
-    model_config = SettingsConfigDict(env_prefix="SLOTWISE_FORGET_", frozen=True, extra="ignore")
-
-    threshold: float = Field(0.1, ge=0.0)
-    budget: int | None = Field(None, ge=0)
-    delta: float = Field(0.5, ge=0.0)
-    verified_window_days: float = Field(30.0, ge=0.0)
-    default_half_life_days: float = Field(365.0, gt=0.0)
-    closed_to_cold: bool = True
-    half_lives: dict[str, float | None] = Field(default_factory=dict)
-    # the calibration app (streams/passes/calibration_app.py)
-    calibrate_metrics_port: int = 9465
-    calibrate_refresh_s: float = Field(300.0, gt=0.0)
-    calibrate_confidence: float = Field(0.95, gt=0.0, lt=1.0)
-
-    def policy(self) -> ForgetPolicy:
-        return ForgetPolicy(
-            threshold=self.threshold,
-            budget=self.budget,
-            delta=self.delta,
-            verified_window=timedelta(days=self.verified_window_days),
-            closed_to_cold=self.closed_to_cold,
-        )
-
-    def half_lives_of(self, schema: AttributeSchema) -> HalfLives:
-        return HalfLives.of(schema, overrides=self.half_lives, default=self.default_half_life_days)
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,10 +168,6 @@ class Forgetting:
         self._now = now
         self._gauge_every_s = tier_gauge_every_s
         self._gauged_at = -tier_gauge_every_s
-
-    @property
-    def handlers(self) -> Mapping[str, CommandHandler]:
-        return {"forget": self.forget, "restore": self.restore}
 
     async def forget(self, command: Command) -> tuple[Outbound, ...]:
         started = time.perf_counter()

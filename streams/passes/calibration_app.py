@@ -72,8 +72,7 @@ from prometheus_client import Gauge, start_http_server
 from slotwise.processors.calibration import current_half_lives
 from slotwise.processors.schema import AttributeSchema
 from slotwise.sinks.redis.store import RedisStore
-from slotwise.streams.commands.forget import ForgetSettings
-from slotwise.streams.config import Settings
+from slotwise.streams.config import ForgetSettings, Settings
 from slotwise.streams.passes.calibration_read import (
     TABLE,
     app_id,

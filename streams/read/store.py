@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from slotwise.sinks.redis.store import RedisStore
-from slotwise.streams.config import Settings
+from slotwise.streams.config import RedisSettings
 
 __all__ = ["open_store"]
 
 
-def open_store(settings: Settings, *, prefix: str | None = None) -> RedisStore:
+def open_store(settings: RedisSettings, *, prefix: str | None = None) -> RedisStore:
     """A store on its own pool (closed by ``store.close()``); ``prefix`` defaults to the
     deployment's."""
     return RedisStore.from_url(

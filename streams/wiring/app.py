@@ -24,7 +24,8 @@ from slotwise.sinks.redis.replicas import ReplicaAck
 from slotwise.sinks.redis.store import RedisStore
 from slotwise.streams.commands.erase import open_erasure
 from slotwise.streams.commands.forget import open_forgetting
-from slotwise.streams.config import Settings
+from slotwise.streams.commands.registry import CommandDeps, command_handlers
+from slotwise.streams.config import ModelSettings, Settings
 from slotwise.streams.read.store import open_store
 from slotwise.streams.read.vector_space import open_fact_index
 from slotwise.streams.runtime import clock
@@ -34,7 +35,7 @@ from slotwise.streams.runtime.gc_policy import settle_heap
 from slotwise.streams.runtime.health import Health, HealthServer
 from slotwise.streams.runtime.index_heal import IndexHeal
 from slotwise.streams.runtime.worker import Worker, WorkerConfig
-from slotwise.streams.wiring.background import open_background, unindexing_reviews
+from slotwise.streams.wiring.background import open_background
 from slotwise.streams.wiring.kafka_clients import worker_consumer, worker_publisher
 from slotwise.streams.wiring.timed import TimedMatcher, TimedSearch
 from slotwise.streams.write.path import WritePath
@@ -72,7 +73,7 @@ def replica_name(settings: Settings, instance: str | None = None) -> str:
     return f"{settings.group_id}-{instance or socket.gethostname()}"
 
 
-def model_client(settings: Settings) -> ModelClient:
+def model_client(settings: ModelSettings) -> ModelClient:
     """The process's model client; raises ``ModelNotConfigured`` when offline."""
     return ModelClient.connect(
         settings.anthropic_api_key,
@@ -133,11 +134,19 @@ async def open_services(settings: Settings, stack: AsyncExitStack) -> Services:
         store,
         index,
         clock.now,
-        {
-            "erase": unindexing_reviews(erase, background.reviews),
-            **forgetting.forgetting.handlers,
-            **background.handlers(store, index, guarded, schema, embedder.model_name),
-        },
+        command_handlers(
+            CommandDeps(
+                store,
+                index,
+                guarded,
+                schema,
+                embedder.model_name,
+                background.reviews,
+                background.provenance,
+            ),
+            erase=erase,
+            forgetting=forgetting.forgetting,
+        ),
         observers=(background.follow.after_candidate,),
     )
     heal = IndexHeal(store, index, forgetting.tiers)

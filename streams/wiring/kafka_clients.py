@@ -11,7 +11,7 @@ from typing import Any
 from confluent_kafka import Consumer
 
 from slotwise.sinks.kafka.publisher import TransactionalPublisher
-from slotwise.streams.config import Settings
+from slotwise.streams.config import KafkaSettings, Settings
 
 __all__ = ["worker_consumer", "worker_publisher"]
 
@@ -33,7 +33,7 @@ def worker_consumer(settings: Settings, group_instance_id: str | None = None) ->
     )
 
 
-def worker_publisher(settings: Settings, transactional_id: str) -> TransactionalPublisher:
+def worker_publisher(settings: KafkaSettings, transactional_id: str) -> TransactionalPublisher:
     # A commit on a healthy broker takes milliseconds; failing after 10 s lets an
     # outage show on /healthz quickly, and the same batch is simply retried.
     return TransactionalPublisher(

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
 from slotwise.processors.testing import InMemoryState
 from slotwise.streams.runtime.errors import StateMoved
-from slotwise.streams.write.fenced import MAX_STALE_RETRIES, Decided, apply_fenced
+from slotwise.streams.write.fenced import MAX_STALE_RETRIES, Applied, Decided, apply_fenced
 from slotwise.streams.write.outputs import StoredOutputs
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
@@ -17,6 +19,14 @@ NOW = datetime(2026, 3, 1, tzinfo=UTC)
 
 def _decision(reason: str) -> Decided:
     return Decided((), StoredOutputs.of((), decision="NOOP", reason=reason))
+
+
+async def _apply(
+    store: InMemoryState, decide: Callable[[Any], Awaitable[Decided]]
+) -> Applied[Decided]:
+    return await apply_fenced(
+        store, "u", "e1", snapshot=lambda: store.snapshot("u", "e1"), decide=decide, now=lambda: NOW
+    )
 
 
 def test_a_fresh_event_is_decided_once_and_a_replay_reads_its_outputs_back() -> None:
@@ -27,23 +37,9 @@ def test_a_fresh_event_is_decided_once_and_a_replay_reads_its_outputs_back() -> 
         calls.append(1)
         return _decision("first")
 
-    async def run() -> tuple[object, object]:
-        first = await apply_fenced(
-            store,
-            "u",
-            "e1",
-            snapshot=lambda: store.snapshot("u", "e1"),
-            decide=decide,
-            now=lambda: NOW,
-        )
-        again = await apply_fenced(
-            store,
-            "u",
-            "e1",
-            snapshot=lambda: store.snapshot("u", "e1"),
-            decide=decide,
-            now=lambda: NOW,
-        )
+    async def run() -> tuple[Applied[Decided], Applied[Decided]]:
+        first = await _apply(store, decide)
+        again = await _apply(store, decide)
         return first, again
 
     first, again = asyncio.run(run())
@@ -65,16 +61,7 @@ def test_a_write_landing_between_snapshot_and_apply_makes_it_decide_again() -> N
             )
         return _decision(f"at {version}")
 
-    applied = asyncio.run(
-        apply_fenced(
-            store,
-            "u",
-            "e1",
-            snapshot=lambda: store.snapshot("u", "e1"),
-            decide=decide,
-            now=lambda: NOW,
-        )
-    )
+    applied = asyncio.run(_apply(store, decide))
     assert seen_versions == [0, 1]
     assert applied.outputs.reason == "at 1"
     assert store.stale_answers == 1
@@ -91,14 +78,5 @@ def test_a_subject_that_never_stops_moving_raises_state_moved_after_the_limit() 
         return _decision("never")
 
     with pytest.raises(StateMoved, match="kept changing"):
-        asyncio.run(
-            apply_fenced(
-                store,
-                "u",
-                "e1",
-                snapshot=lambda: store.snapshot("u", "e1"),
-                decide=decide,
-                now=lambda: NOW,
-            )
-        )
+        asyncio.run(_apply(store, decide))
     assert store.stale_answers == MAX_STALE_RETRIES

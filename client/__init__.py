@@ -7,6 +7,7 @@
         memory.wait(turn.subject_id, turn.observation_id, timeout=10)
         memory.facts("user-42")                    # as_of=, believed_at=, history=
         memory.search("user-42", "where do they work?", k=3)
+        memory.erase("user-42", attribute="employer", timeout=60)   # forget(), restore() too
         for event in memory.subscribe("supersessions", group="my-agent"): ...
 
 :class:`AsyncClient` is the same with ``await``. Errors: :mod:`slotwise.client.exceptions`.

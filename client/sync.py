@@ -19,7 +19,7 @@ from slotwise.client.publishing import Published, Writable
 from slotwise.client.subscription import Subscription
 from slotwise.streams.config import Settings
 from slotwise.streams.read.reads import SearchHit
-from slotwise.topics.records import Fact
+from slotwise.topics.records import Command, ErasureAttestation, Fact
 from slotwise.topics.tracing import outgoing
 
 __all__ = ["Client"]
@@ -79,6 +79,30 @@ class Client:
         return self._run(
             self._async.search(subject_id, text, k=k, include_archived=include_archived)
         )
+
+    def erase(
+        self,
+        subject_id: str,
+        *,
+        fact_id: str | None = None,
+        attribute: str | None = None,
+        reason: str | None = None,
+        timeout: float | None = None,
+    ) -> Command | ErasureAttestation:
+        """Erase a fact, an attribute or the subject (see :meth:`AsyncClient.erase`)."""
+        return self._run(
+            self._async.erase(
+                subject_id, fact_id=fact_id, attribute=attribute, reason=reason, timeout=timeout
+            )
+        )
+
+    def forget(self, subject_id: str, *, as_of: datetime | None = None) -> Command:
+        """Run the forgetting pass over the subject now (see :meth:`AsyncClient.forget`)."""
+        return self._run(self._async.forget(subject_id, as_of=as_of))
+
+    def restore(self, subject_id: str, fact_id: str) -> Command:
+        """Bring an archived fact back to the hot tier."""
+        return self._run(self._async.restore(subject_id, fact_id))
 
     def subscribe(self, topic: str, group: str, *, from_beginning: bool = False) -> Subscription:
         """``for record in client.subscribe("supersessions", group="my-agent")``."""

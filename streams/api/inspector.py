@@ -24,6 +24,7 @@ from fastapi import FastAPI, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
+from slotwise.streams.api.access import grant_of, require
 from slotwise.streams.config import Settings
 from slotwise.streams.read.reads import FactQuery, InvalidQuery, ReadError, check_subject
 from slotwise.streams.read.subject_log import LogPage
@@ -148,6 +149,7 @@ def mount(
         if decider is None or action not in ("accept", "reject"):
             return render("home.html", status=422, error="no such review action")
         check_subject(subject_id)
+        require(grant_of(request.scope), "review", subject_id)
         await decider.decide(subject_id, review_id, action)
         return RedirectResponse(
             f"/inspector/subjects/{quote(subject_id, safe='')}?decided={quote(review_id)}",

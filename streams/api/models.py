@@ -14,14 +14,19 @@ from pydantic import AwareDatetime, BaseModel
 from slotwise.topics.records import ErasureAttestation, Fact, ReviewItem, SupersessionEvent
 
 __all__ = [
+    "CommandAccepted",
+    "Decided",
     "ErasuresPage",
     "FactsPage",
     "Hit",
     "Problem",
+    "ReviewDecided",
     "ReviewPage",
     "SchemaName",
     "SearchPage",
     "SupersessionsPage",
+    "WritesPage",
+    "Written",
 ]
 
 
@@ -78,3 +83,48 @@ class SchemaName(StrEnum):
     supersession = "supersession"
     review = "review"
     erasure = "erasure"
+
+
+# -- what the writes answer -----------------------------------------------------
+
+
+class Decided(BaseModel):
+    decision: str  # ADD, UPDATE, SUPERSEDE, NOOP, REVIEW
+    reason: str | None
+
+
+class Written(BaseModel):
+    """One published observation or candidate; with ``?wait=``, what the write path decided
+    (an observation: for each candidate extracted from it)."""
+
+    id: str
+    partition: int
+    offset: int
+    applied: bool
+    decisions: list[Decided] = []
+    facts: list[Fact] = []
+    supersessions: list[SupersessionEvent] = []
+    review: list[ReviewItem] = []
+
+
+class WritesPage(BaseModel):
+    subject_id: str
+    written: list[Written]
+    # Read-your-writes: GET …/facts?after_observation=<this> once it is applied.
+    after_observation: str | None
+
+
+class CommandAccepted(BaseModel):
+    subject_id: str
+    command_id: str
+    command: str
+    applied: bool
+    outcome: str | None = None
+    attestation: ErasureAttestation | None = None
+
+
+class ReviewDecided(BaseModel):
+    subject_id: str
+    review_id: str
+    action: str
+    command_id: str

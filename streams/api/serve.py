@@ -8,14 +8,20 @@ do: ``facts`` (``as_of``, ``believed_at``, ``history``, ``include_archived``,
 records' JSON Schemas, ``/openapi.json`` the API's own document, ``/healthz``
 and ``/metrics`` what a probe and Prometheus read.
 
+The writes (``writes.py``) are POSTs under the subject they touch, in the same
+document: observations, candidates, erase, forget, review decisions, and
+``/v1/facts/{fact_id}/restore``.
+
 Errors are JSON ``{"error", "message", "field"}``: 422 for a request slotwise
 refuses (a subject id a record would refuse, a time without a timezone, a
-bound), 401 without the token, 404, 409 when the observation waited for is
-not applied in time, 503 when Redis, Milvus or Kafka fails. Nothing else.
+bound), 401 without a known token, 403 outside the token's subjects or scopes,
+404, 409 when the observation waited for is not applied in time, 413 for a
+body over the limit, 503 when Redis, Milvus or Kafka fails. Nothing else.
 
-**Access** (``api_access.py``): loopback by default; with ``SLOTWISE_API_TOKEN``
-set every request but ``/healthz`` needs it; off loopback ``slotwise serve``
-refuses to start without one. The documents answered: ``api_models.py``.
+**Access** (``access.py``): loopback by default; with ``SLOTWISE_API_TOKEN``
+set (or ``require_token``) every request but ``/healthz`` needs a token, and a
+scoped token reaches only its subjects and scopes. The documents answered:
+``models.py``.
 """
 
 from __future__ import annotations
@@ -23,17 +29,21 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Protocol
+from typing import Annotated, Any, Protocol
 
 from annotated_types import Interval
-from fastapi import FastAPI, Path, Query, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from pydantic import BaseModel, TypeAdapter
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 
-from slotwise.streams.api.access import COOKIE, ServeRefused, TokenGate, check_bind
+from slotwise.client.publishing import Publisher
+from slotwise.sinks.redis.store import RedisStore
+from slotwise.sinks.redis.tokens import Grant, TokenStore
+from slotwise.streams.api.access import COOKIE, Forbidden, Gate, ServeRefused, check_bind
+from slotwise.streams.api.limits import MAX_BODY_BYTES, BodyLimit
 from slotwise.streams.api.models import (
     ErasuresPage,
     FactsPage,
@@ -43,7 +53,10 @@ from slotwise.streams.api.models import (
     SearchPage,
     SupersessionsPage,
 )
+from slotwise.streams.api.operations import CommandReviews
+from slotwise.streams.api.params import SubjectId, allowed
 from slotwise.streams.api.query import NUMBER, WHOLE, Flag, Instant
+from slotwise.streams.api.writes import mount_writes
 from slotwise.streams.config import Settings
 from slotwise.streams.read.reads import (
     MAX_K,
@@ -53,27 +66,23 @@ from slotwise.streams.read.reads import (
     InvalidQuery,
     Reads,
     ReadUnavailable,
-    check_subject,
 )
+from slotwise.streams.read.store import open_store
 from slotwise.streams.read.subject_log import LogPage
 from slotwise.topics.codec import dumps
 from slotwise.topics.contracts import MODELS, load
-from slotwise.topics.records import Identifier
 
-__all__ = ["COOKIE", "ReviewDecider", "ServeRefused", "check_bind", "create_app"]
+__all__ = [
+    "COOKIE",
+    "ReviewDecider",
+    "ServeRefused",
+    "State",
+    "allowed",
+    "check_bind",
+    "create_app",
+]
 
 _NOT_BLANK = r"[^\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
-# The records' own rule for an id (not blank, no control characters), in the document.
-_ID_PATTERN = TypeAdapter(Identifier).json_schema()["pattern"]
-SubjectId = Annotated[
-    str,
-    Path(
-        min_length=1,
-        max_length=256,
-        json_schema_extra={"pattern": _ID_PATTERN},
-        description="The subject; any id a record accepts.",
-    ),
-]
 
 Limit = Annotated[
     int,
@@ -84,9 +93,11 @@ Limit = Annotated[
 
 
 class ReviewDecider(Protocol):
-    """What a review action does: configured once the review loop exists."""
+    """What a review action does: by default a ``review`` command (``writes.py``)."""
 
-    async def decide(self, subject_id: str, review_id: str, action: str) -> None: ...
+    async def decide(
+        self, subject_id: str, review_id: str, action: str, value: str | None = None
+    ) -> str: ...
 
 
 # -- responses (documented in the OpenAPI document; built by hand for speed) ----
@@ -107,7 +118,8 @@ def _record(record: BaseModel) -> Any:
 _ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": Problem, "description": text}
     for status, text in {
-        401: "the bearer token is missing or wrong",
+        401: "the bearer token is missing or not known",
+        403: "the token does not reach this subject, or lacks the scope",
         404: "no such route",
         422: "the request is refused: the message and field say why",
         503: "Redis, Milvus or Kafka failed",
@@ -120,9 +132,30 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 
 @dataclass
 class State:
+    settings: Settings
     reads: Reads
     max_wait_s: float
+    # The inspector's buttons: only when a review action is configured.
     review: ReviewDecider | None
+    store: RedisStore
+    tokens: TokenStore
+    publisher: Publisher
+
+
+def open_state(  # noqa: PLR0917 - what a server holds
+    settings: Settings,
+    stack: AsyncExitStack,
+    reads: Reads,
+    publisher: Publisher,
+    max_wait_s: float,
+    review: ReviewDecider | None = None,
+) -> State:
+    """What the routes and the MCP tools share, closed with ``stack``."""
+    store = open_store(settings)
+    stack.push_async_callback(store.close)
+    stack.callback(publisher.close)
+    tokens = TokenStore(store, prefix=settings.redis_prefix)
+    return State(settings, reads, max_wait_s, review, store, tokens, publisher)
 
 
 def create_app(
@@ -132,15 +165,23 @@ def create_app(
     max_wait_s: float = 30.0,
     review: ReviewDecider | None = None,
     reads: Callable[[AsyncExitStack], Reads] | None = None,
+    require_token: bool = False,
+    max_body_bytes: int = MAX_BODY_BYTES,
 ) -> Any:
-    """The ASGI app: the API, the inspector page, and the token gate when ``token`` is set."""
+    """The ASGI app: the API, the inspector page, behind the token gate.
+
+    A token is required when ``token`` is set or ``require_token`` (off loopback);
+    otherwise a request without one has every scope, and one with a token is held
+    to that token's grant.
+    """
     holder: dict[str, State] = {}
+    publisher = Publisher(settings)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
             opened = reads(stack) if reads else Reads.open(settings, stack)
-            holder["state"] = State(opened, max_wait_s, review)
+            holder["state"] = open_state(settings, stack, opened, publisher, max_wait_s, review)
             yield
 
     app = FastAPI(
@@ -156,14 +197,19 @@ def create_app(
 
     _handlers(app)
     _routes(app, state)
-    if token:
+    mount_writes(app, state, review or CommandReviews(publisher))
+    required = bool(token) or require_token
+    if required:
         _document_the_token(app)
-    if review is not None:
-        _review_route(app, review)
     from slotwise.streams.api.inspector import mount  # noqa: PLC0415 - the page is optional weight
 
-    mount(app, state, settings, token_required=bool(token))
-    return TokenGate(app, token) if token else app
+    mount(app, state, settings, token_required=required)
+
+    async def lookup(offered: str) -> Grant | None:
+        return await state().tokens.lookup(offered)
+
+    gated = Gate(app, token=token, lookup=lookup, required=required)
+    return BodyLimit(gated, max_body_bytes)
 
 
 def _document_the_token(app: FastAPI) -> None:
@@ -184,13 +230,23 @@ def _handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> Response:
         first = exc.errors()[0]
-        where = [str(p) for p in first.get("loc", ()) if p not in ("query", "path", "body")]
+        # Leave out where it came from and a union's member names (capitalized, unlike
+        # every field): the field is what the caller can fix.
+        where = [
+            str(p)
+            for p in first.get("loc", ())
+            if p not in ("query", "path", "body") and not str(p)[:1].isupper()
+        ]
         field = ".".join(where) or None
         return _problem(422, "invalid_request", f"{field or 'request'}: {first['msg']}", field)
 
     @app.exception_handler(InvalidQuery)
     async def refused(_: Request, exc: InvalidQuery) -> Response:
         return _problem(422, "invalid_request", str(exc), exc.field)
+
+    @app.exception_handler(Forbidden)
+    async def forbidden(_: Request, exc: Forbidden) -> Response:
+        return _problem(403, "forbidden", str(exc), exc.field)
 
     @app.exception_handler(ReadUnavailable)
     async def unavailable(_: Request, exc: ReadUnavailable) -> Response:
@@ -199,24 +255,6 @@ def _handlers(app: FastAPI) -> None:
     @app.exception_handler(HTTPException)
     async def http_error(_: Request, exc: HTTPException) -> Response:
         return _problem(exc.status_code, "http_error", str(exc.detail))
-
-
-class Decision(BaseModel):
-    action: Literal["accept", "reject"]
-
-
-def _review_route(app: FastAPI, decider: ReviewDecider) -> None:
-    @app.post("/v1/subjects/{subject_id:path}/review/{review_id}", tags=["subjects"],
-              status_code=202)  # fmt: skip
-    async def decide(
-        subject_id: SubjectId,
-        review_id: Annotated[str, Path(min_length=1, max_length=256)],
-        decision: Decision,
-    ) -> dict[str, str]:
-        """Accept or reject one review item: a ``command/1`` ordered with the subject's writes."""
-        check_subject(subject_id)
-        await decider.decide(subject_id, review_id, decision.action)
-        return {"subject_id": subject_id, "review_id": review_id, "action": decision.action}
 
 
 def _routes(app: FastAPI, state: Callable[[], State]) -> None:
@@ -246,7 +284,8 @@ def _routes(app: FastAPI, state: Callable[[], State]) -> None:
         """The JSON Schema (draft 2020-12) of one public record."""
         return _json(load(name.value))
 
-    @app.get("/v1/subjects/{subject_id:path}/facts", tags=["subjects"], response_model=FactsPage,
+    @app.get("/v1/subjects/{subject_id:path}/facts", tags=["subjects"],
+             dependencies=[allowed("read")], response_model=FactsPage,
              responses={409: {"model": Problem, "description": "not applied in time"}})  # fmt: skip
     async def facts(  # noqa: PLR0917 - FastAPI reads its query from the parameters
         subject_id: SubjectId,
@@ -295,7 +334,7 @@ def _routes(app: FastAPI, state: Callable[[], State]) -> None:
         )
 
     @app.get("/v1/subjects/{subject_id:path}/search", tags=["subjects"],
-             response_model=SearchPage)  # fmt: skip
+             dependencies=[allowed("read")], response_model=SearchPage)  # fmt: skip
     async def search(
         subject_id: SubjectId,
         q: Annotated[
@@ -335,21 +374,21 @@ def _routes(app: FastAPI, state: Callable[[], State]) -> None:
         )
 
     @app.get("/v1/subjects/{subject_id:path}/supersessions", tags=["subjects"],
-             response_model=SupersessionsPage)  # fmt: skip
+             dependencies=[allowed("read")], response_model=SupersessionsPage)  # fmt: skip
     async def supersessions(subject_id: SubjectId, limit: Limit = 50) -> Response:
         """The subject's newest supersession events (committed ones), from its partition."""
         found = await state().reads.supersessions(subject_id, limit=limit)
         return page(subject_id, found, "supersessions")
 
     @app.get("/v1/subjects/{subject_id:path}/review", tags=["subjects"],
-             response_model=ReviewPage)  # fmt: skip
+             dependencies=[allowed("read")], response_model=ReviewPage)  # fmt: skip
     async def review(subject_id: SubjectId, limit: Limit = 50) -> Response:
         """The subject's newest review items: pairs a human should decide."""
         found = await state().reads.review(subject_id, limit=limit)
         return page(subject_id, found, "items")
 
     @app.get("/v1/subjects/{subject_id:path}/erasures", tags=["subjects"],
-             response_model=ErasuresPage)  # fmt: skip
+             dependencies=[allowed("read")], response_model=ErasuresPage)  # fmt: skip
     async def erasures(subject_id: SubjectId, limit: Limit = 1) -> Response:
         """The subject's newest erasure attestations."""
         found = await state().reads.erasures(subject_id, limit=limit)

@@ -13,8 +13,10 @@ from slotwise.streams.cli.read import facts, produce, tail, wait
 from slotwise.streams.cli.rebuild import rebuild
 from slotwise.streams.cli.review import review_app
 from slotwise.streams.cli.run import demo, worker
+from slotwise.streams.cli.search import search
 from slotwise.streams.cli.serve import serve
 from slotwise.streams.cli.stack import stack_app, topics_app
+from slotwise.streams.cli.token import token_app
 
 __all__ = ["mount"]
 
@@ -26,6 +28,7 @@ def mount(app: typer.Typer) -> None:
     app.add_typer(erasures_app, name="erasures")
     app.add_typer(review_app, name="review")
     app.add_typer(migrate_app, name="migrate")
+    app.add_typer(token_app, name="token")
     for command in (demo, worker, facts, tail, produce, wait, serve, forget, restore, calibrate):
         app.command()(command)
     app.command("eval")(evaluate)
@@ -33,3 +36,4 @@ def mount(app: typer.Typer) -> None:
     app.command()(consolidate)
     app.command()(reslot)
     app.command()(rebuild)
+    app.command()(search)

@@ -20,15 +20,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from pymilvus import MilvusClient
 from rich.console import Console
 from rich.table import Table
 
 from slotwise.processors.calibration import HalfLifeFit, current_half_lives, propose_vocabulary
 from slotwise.processors.forgetting import ForgetPolicy, Selection
 from slotwise.processors.schema import DEFAULT_SCHEMA, AttributeSchema
-from slotwise.sinks.milvus.collections import GRPC_OPTIONS
-from slotwise.sinks.milvus.tiers import archived_subject
+from slotwise.streams.api.operations import subject_of_archived
 from slotwise.streams.config import ForgetSettings, Settings
 from slotwise.streams.passes.calibration_read import (
     CalibrationUnavailable,
@@ -242,7 +240,7 @@ def restore(
 ) -> None:
     """Bring an archived fact back to the hot tier (a command, ordered with the writes)."""
     settings = Settings()
-    owner = subject or _subject_of(settings, fact_id)
+    owner = subject or subject_of_archived(settings, fact_id)
     if owner is None:
         _err.print(f"[red]{fact_id} is in no cold tier; name its subject with --subject[/]")
         raise typer.Exit(2)
@@ -276,15 +274,6 @@ def restore(
             _out.print(StoredOutputs.decode(blob).reason or "restored")
 
     _guarded(run())
-
-
-def _subject_of(settings: Settings, fact_id: str) -> str | None:
-    token = settings.milvus_token.get_secret_value() if settings.milvus_token else ""
-    client = MilvusClient(uri=settings.milvus_uri, token=token, grpc_options=GRPC_OPTIONS)
-    try:
-        return archived_subject(client, settings.milvus_collection_prefix, fact_id)
-    finally:
-        client.close()
 
 
 def calibrate(  # noqa: PLR0917 - typer reads its options from the parameters

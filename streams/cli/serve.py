@@ -2,53 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
-import uuid
-from datetime import UTC, datetime
 from typing import Annotated
 
 import typer
 from rich.console import Console
 
-from slotwise.sinks.kafka.publisher import idempotent_producer
 from slotwise.streams.config import Settings
-from slotwise.topics.codec import encode_record
-from slotwise.topics.records import Command
 
-__all__ = ["CommandReviewDecider", "serve"]
+__all__ = ["serve"]
 
 _err = Console(stderr=True)
-
-
-class CommandReviewDecider:
-    """A review action as the review loop takes it: a ``command/1`` on the candidates topic,
-    keyed by the subject, so the decision is ordered with the subject's writes.
-
-    Needs a worker with a ``review`` command handler; a worker without one
-    dead-letters the command as unsupported (and changes nothing).
-    """
-
-    def __init__(self, settings: Settings) -> None:
-        self._topic = settings.catalogue().candidates
-        self._producer = idempotent_producer(settings.librdkafka())
-
-    async def decide(self, subject_id: str, review_id: str, action: str) -> None:
-        command = Command(
-            command_id=str(uuid.uuid4()),
-            subject_id=subject_id,
-            command="review",
-            issued_at=datetime.now(UTC),
-            review_id=review_id,
-            action=action,  # type: ignore[arg-type]
-            reason="decided in the inspector",
-        )
-        self._producer.produce(
-            self._topic,
-            key=subject_id.encode(),
-            value=encode_record(command),
-            headers=[("content-type", b"application/json"), ("schema", b"command/1")],
-        )
-        await asyncio.to_thread(self._producer.flush, 10)
 
 
 def serve(
@@ -65,13 +28,17 @@ def serve(
     ] = False,
     log_level: Annotated[str, typer.Option(help="uvicorn's log level.")] = "warning",
 ) -> None:
-    """Serve the HTTP read API (/v1/…, /openapi.json) and the inspector page (/inspector).
+    """Serve the HTTP API (reads and writes, /v1/…, /openapi.json) and the inspector page.
 
-    Off loopback it refuses to start without SLOTWISE_API_TOKEN; with the token
-    set, every request but /healthz must carry it as a bearer token.
+    Off loopback it refuses to start without SLOTWISE_API_TOKEN, and every request
+    but /healthz must carry a token: that one, or a scoped one (`slotwise token
+    create`), held to its subjects and scopes.
     """
     import uvicorn  # noqa: PLC0415 - only this command needs the server (and FastAPI)
 
+    from slotwise.client.publishing import Publisher  # noqa: PLC0415
+    from slotwise.streams.api.access import is_loopback  # noqa: PLC0415
+    from slotwise.streams.api.operations import CommandReviews  # noqa: PLC0415
     from slotwise.streams.api.serve import ServeRefused, check_bind, create_app  # noqa: PLC0415
 
     settings = Settings()
@@ -84,7 +51,8 @@ def serve(
     app = create_app(
         settings,
         token=token,
-        review=CommandReviewDecider(settings) if review_actions else None,
+        review=CommandReviews(Publisher(settings)) if review_actions else None,
+        require_token=not is_loopback(host),
     )
     _err.print(f"slotwise serve on http://{host}:{port} (inspector: /inspector, API: /docs)")
     uvicorn.run(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -12,7 +13,7 @@ from slotwise.processors.model import VectorRow
 from slotwise.sinks.kafka.admin import ensure_topics
 from slotwise.sinks.milvus.index import MilvusIndex
 from slotwise.streams.config import Settings
-from slotwise.streams.dev.testing import drop_deployment
+from slotwise.streams.dev.testing import WorkerProcess, drop_deployment
 from tests.streams.api.server import Seeded, ServerThread, deployment, fact
 
 TOKEN = "s3cret-token"
@@ -90,5 +91,27 @@ def api(served: tuple[Settings, Seeded]) -> Iterator[str]:
 def guarded_api(served: tuple[Settings, Seeded]) -> Iterator[str]:
     """The base URL of a server that needs ``TOKEN``."""
     server = ServerThread(served[0], token=TOKEN, max_wait_s=0.2).start()
+    yield server.url
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def worker(
+    served: tuple[Settings, Seeded], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[WorkerProcess]:
+    """A worker applying the served deployment (the offline extractor: no model)."""
+    log = Path(tmp_path_factory.mktemp("worker")) / "worker.log"
+    process = WorkerProcess(served[0], "w0", log).start()
+    try:
+        process.wait_healthy()
+        yield process
+    finally:
+        process.stop()
+
+
+@pytest.fixture(scope="module")
+def written(served: tuple[Settings, Seeded], worker: WorkerProcess) -> Iterator[str]:
+    """The base URL of a server over a deployment a worker applies."""
+    server = ServerThread(served[0], max_wait_s=60).start()
     yield server.url
     server.stop()

@@ -31,8 +31,10 @@ def one_subject(ctx: Any, response: Any, case: Case) -> None:
     subject = unquote(encoded)
     body = response.json()
     assert body["subject_id"] == subject, "a response about another subject"
+    written = body.get("written", [])
     records = [
         *body.get("facts", []),
+        *(f for w in written for f in w["facts"] + w["supersessions"] + w["review"]),
         *(hit["fact"] for hit in body.get("hits", [])),
         *body.get("supersessions", []),
         *body.get("items", []),
@@ -73,7 +75,11 @@ def _report(name: str, seen: Counter[str]) -> None:
     by_status: Counter[int] = Counter()
     for key, n in seen.items():
         by_status[int(key.rsplit(" ", 1)[1])] += n
-    print(f"{name}: {sum(seen.values())} cases, by status {dict(sorted(by_status.items()))}")
+    routes = {key.rsplit(" ", 1)[0] for key in seen}
+    print(
+        f"{name}: {len(routes)} routes, {sum(seen.values())} cases, "
+        f"by status {dict(sorted(by_status.items()))}"
+    )
     assert not [s for s in by_status if s >= 500]
 
 

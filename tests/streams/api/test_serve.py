@@ -125,8 +125,11 @@ class Decisions:
     def __init__(self) -> None:
         self.made: list[tuple[str, str, str]] = []
 
-    async def decide(self, subject_id: str, review_id: str, action: str) -> None:
+    async def decide(
+        self, subject_id: str, review_id: str, action: str, value: str | None = None
+    ) -> str:
         self.made.append((subject_id, review_id, action))
+        return f"decided-{len(self.made)}"
 
 
 def test_the_page_is_read_only_unless_a_review_action_is_configured(

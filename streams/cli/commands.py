@@ -8,6 +8,7 @@ from slotwise.streams.cli.consolidate import consolidate, reslot
 from slotwise.streams.cli.erase import erase, erasures_app
 from slotwise.streams.cli.evaluate import evaluate
 from slotwise.streams.cli.forget import calibrate, forget, restore
+from slotwise.streams.cli.mcp import mcp
 from slotwise.streams.cli.migrate import migrate_app
 from slotwise.streams.cli.read import facts, produce, tail, wait
 from slotwise.streams.cli.rebuild import rebuild
@@ -37,3 +38,4 @@ def mount(app: typer.Typer) -> None:
     app.command()(reslot)
     app.command()(rebuild)
     app.command()(search)
+    app.command()(mcp)

@@ -43,6 +43,8 @@ from slotwise.streams.api.operations import (
     check_texts,
     erase,
     observation,
+    read_facts,
+    search_facts,
     write_records,
 )
 from slotwise.streams.api.serve import State, open_state
@@ -161,9 +163,8 @@ def build_server(  # noqa: PLR0915 - one closure per tool, sharing the binding
         ] = False,
     ) -> dict[str, Any]:
         async def use(state: State, subject: str) -> dict[str, Any]:
-            hits = await state.reads.search(
-                subject, query, k=k, query=FactQuery(include_archived=include_archived), via="mcp"
-            )
+            scope = FactQuery(include_archived=include_archived)
+            hits = await search_facts(state, subject, query, k=k, query=scope, via="mcp")
             return {"hits": [{"score": h.score, **_fact(h.fact)} for h in hits]}
 
         return await call(ctx, "read", use)
@@ -183,9 +184,7 @@ def build_server(  # noqa: PLR0915 - one closure per tool, sharing the binding
         history: bool = False,
     ) -> dict[str, Any]:
         async def use(state: State, subject: str) -> dict[str, Any]:
-            found = await state.reads.facts(
-                subject, FactQuery(as_of, believed_at, history), via="mcp"
-            )
+            found = await read_facts(state, subject, FactQuery(as_of, believed_at, history), "mcp")
             kept = [f for f in found if attribute is None or f.attribute == attribute]
             return {"facts": [_fact(f) for f in kept]}
 
@@ -267,7 +266,7 @@ def build_server(  # noqa: PLR0915 - one closure per tool, sharing the binding
 
         async def use(state: State, subject: str) -> dict[str, Any]:
             query = FactQuery(history=view == "history")
-            found = await state.reads.facts(subject, query, via="mcp")
+            found = await read_facts(state, subject, query, "mcp")
             return {"facts": [_fact(f) for f in found]}
 
         try:

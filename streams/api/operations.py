@@ -24,7 +24,9 @@ from slotwise.client.publishing import Published, Publisher, Writable
 from slotwise.processors.model import stable_id
 from slotwise.sinks.redis.store import RedisStore, _raw
 from slotwise.streams.api.bodies import CandidateIn, ObservationIn
+from slotwise.streams.api.telemetry import memory_span
 from slotwise.streams.config import Settings
+from slotwise.streams.read.reads import FactQuery, SearchHit
 from slotwise.streams.write.outputs import StoredOutputs
 from slotwise.topics.codec import decode_record, encode_record
 from slotwise.topics.exceptions import RecordError
@@ -52,6 +54,8 @@ __all__ = [
     "observation_outcome",
     "outcome_of",
     "publish",
+    "read_facts",
+    "search_facts",
     "subject_of_archived",
     "write_records",
 ]
@@ -75,6 +79,25 @@ def _record(build: Callable[[], Writable]) -> Writable:
     except (TypeError, ValueError) as exc:
         raise InvalidRequest(f"body: not encodable as JSON: {exc}") from None
     return record
+
+
+async def read_facts(state: State, subject_id: str, query: FactQuery, via: str) -> list[Fact]:
+    """The subject's facts (as :meth:`Reads.facts`), as a ``search_memory`` span."""
+    with memory_span("search_memory", subject_id) as span:
+        found = await state.reads.facts(subject_id, query, via=via)
+        span.set_attribute("gen_ai.memory.record.count", len(found))
+        return found
+
+
+async def search_facts(
+    state: State, subject_id: str, text: str, *, k: int, query: FactQuery, via: str
+) -> list[SearchHit]:
+    """The subject's facts nearest ``text`` (as :meth:`Reads.search`), as a ``search_memory``
+    span."""
+    with memory_span("search_memory", subject_id) as span:
+        hits = await state.reads.search(subject_id, text, k=k, query=query, via=via)
+        span.set_attribute("gen_ai.memory.record.count", len(hits))
+        return hits
 
 
 def outcome_of(blobs: Sequence[bytes]) -> dict[str, Any]:
@@ -141,7 +164,8 @@ class CommandReviews:
                 reason=f"decided over HTTP: {action}",
             )
         )
-        await asyncio.to_thread(self._publisher.publish, command)
+        with memory_span("update_memory", subject_id):
+            await asyncio.to_thread(self._publisher.publish, command)
         return command.command_id  # type: ignore[union-attr]
 
 
@@ -171,7 +195,9 @@ async def write_records(
 ) -> dict[str, Any]:
     """Publish ``records`` (one subject's observations or candidates) in order; with
     ``wait`` seconds, what the write path decided for each once applied."""
-    published = await publish(state, records)
+    with memory_span("update_memory", subject_id) as span:
+        span.set_attribute("gen_ai.memory.record.count", len(records))
+        published = await publish(state, records)
     written = []
     deadline = _deadline(state, wait)
     loop = asyncio.get_running_loop()
@@ -266,7 +292,8 @@ async def erase(  # noqa: PLR0917 - the erasure's own fields
     if fact_id is not None and attribute is not None:
         raise InvalidRequest("fact_id: give fact_id or attribute, not both", field="fact_id")
     issued = command(subject_id, "erase", fact_id=fact_id, attribute=attribute, reason=reason)
-    await publish(state, [issued])
+    with memory_span("delete_memory", subject_id, record_id=fact_id):
+        await publish(state, [issued])
     waited = min(wait, state.max_wait_s)
     attested = (
         await wait_attestation(state.reads, subject_id, issued.command_id, waited) if wait else None
@@ -287,7 +314,8 @@ def _accepted(command: Command, applied: bool) -> dict[str, Any]:
 
 async def issue(state: State, issued: Command, wait: float) -> dict[str, Any]:
     """Publish a command; with ``wait`` seconds, whether it was applied and its outcome."""
-    await publish(state, [issued])
+    with memory_span("update_memory", issued.subject_id, record_id=issued.fact_id):
+        await publish(state, [issued])
     blob = await _applied(state, issued.subject_id, issued.command_id,
                           _deadline(state, wait)) if wait else None  # fmt: skip
     answer = _accepted(issued, blob is not None)

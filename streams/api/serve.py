@@ -53,7 +53,7 @@ from slotwise.streams.api.models import (
     SearchPage,
     SupersessionsPage,
 )
-from slotwise.streams.api.operations import CommandReviews
+from slotwise.streams.api.operations import CommandReviews, read_facts, search_facts
 from slotwise.streams.api.params import SubjectId, allowed
 from slotwise.streams.api.query import NUMBER, WHOLE, Flag, Instant
 from slotwise.streams.api.writes import mount_writes
@@ -321,7 +321,7 @@ def _routes(app: FastAPI, state: Callable[[], State]) -> None:
                     "after_observation",
                 )
         query = FactQuery(as_of, believed_at, history, include_archived)
-        found = await current.reads.facts(subject_id, query, via="api")
+        found = await read_facts(current, subject_id, query, via="api")
         return _json(
             {
                 "subject_id": subject_id,
@@ -351,9 +351,10 @@ def _routes(app: FastAPI, state: Callable[[], State]) -> None:
         include_archived: Flag = False,
     ) -> Response:
         """The subject's facts nearest ``q`` in meaning, within the subject only."""
-        hits = await state().reads.search(
-            subject_id, q, k=k, query=FactQuery(include_archived=include_archived), via="api"
-        )
+        hits = await search_facts(
+            state(), subject_id, q, k=k, query=FactQuery(include_archived=include_archived),
+            via="api",
+        )  # fmt: skip
         return _json(
             {
                 "subject_id": subject_id,

@@ -13,8 +13,12 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from slotwise.client import Client, ErasureAttestation, InvalidRequest
+from slotwise.streams.api import telemetry
 from slotwise.streams.config import Settings
 from tests.streams.api.server import Seeded
 
@@ -183,3 +187,30 @@ def test_slotwise_search_finds_the_subjects_facts_only(served: tuple[Settings, S
         capture_output=True, env=env, timeout=120, check=False,
     )  # fmt: skip
     assert refused.returncode == 2
+
+
+def test_reads_searches_and_writes_are_genai_memory_spans(
+    written: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    monkeypatch.setattr(telemetry, "_TRACER", provider.get_tracer("slotwise.memory"))
+    subject = _subject()
+    base = f"{written}/v1/subjects/{subject}"
+    assert _post(written, f"/v1/subjects/{subject}/observations", {"text": "I work at Acme."},
+                 wait=30).status_code == 200  # fmt: skip
+    assert httpx.get(f"{base}/facts", timeout=30).status_code == 200
+    assert httpx.get(f"{base}/search", params={"q": "work"}, timeout=60).status_code == 200
+    assert _post(written, f"/v1/subjects/{subject}/erase", {"fact_id": "f-1"}).status_code == 202
+    spans = [(s.name, dict(s.attributes or {})) for s in exporter.get_finished_spans()]
+    assert [name for name, _ in spans] == [
+        "update_memory", "search_memory", "search_memory", "delete_memory",
+    ]  # fmt: skip
+    for name, attributes in spans:
+        assert attributes["gen_ai.operation.name"] == name
+        assert attributes["gen_ai.provider.name"] == "slotwise"
+        assert attributes["gen_ai.memory.store.id"] == subject
+    assert spans[0][1]["gen_ai.memory.record.count"] == 1
+    assert spans[1][1]["gen_ai.memory.record.count"] == 1
+    assert spans[3][1]["gen_ai.memory.record.id"] == "f-1"

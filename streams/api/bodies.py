@@ -89,6 +89,7 @@ class CandidateIn(_Body):
     source: Short = "import"
     confidence: Unit = 0.8
     importance: Unit = 0.5
+    stated_change: bool = Field(False, description="The source says the value changed.")
 
 
 class CandidateBatch(_Body):

@@ -92,7 +92,7 @@ def _models(
         return RulesExtractor(schema, embedder), OfflineSlotMatcher(settings.review_similarity)
     client = model_client(settings)
     stack.push_async_callback(client.aclose)  # its HTTP pool, closed before the loop ends
-    return AnthropicExtractor(client, schema), AnthropicSlotMatcher(client)
+    return AnthropicExtractor(client, schema), AnthropicSlotMatcher(client, schema)
 
 
 async def open_services(settings: Settings, stack: AsyncExitStack) -> Services:

@@ -16,7 +16,7 @@ import itertools
 import math
 import uuid
 
-from slotwise.loadtest.cost import cost_figures
+from slotwise.loadtest.cost import cost_figures, gate_figures
 from slotwise.loadtest.locomo import observations, read_turns
 from slotwise.loadtest.measure import overall_rate, sustained_rate
 from slotwise.loadtest.results import Figure
@@ -70,6 +70,7 @@ def locomo(options: Options) -> RunResult:
             Figure("worker CPU per observation", worker_ms, "ms"),
             *llm_figures(metrics, count),
             *cost_figures(metrics, count, options.model_prices()),
+            *gate_figures(metrics),
             *stage_figures(metrics),
             *decision_figures(metrics, count),
         ],

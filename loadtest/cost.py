@@ -17,7 +17,7 @@ from slotwise.loadtest.runner import metric_total
 from slotwise.models.pricing import Prices
 from slotwise.models.usage import DIRECTIONS, Usage
 
-__all__ = ["KINDS", "cost_figures", "usage_of"]
+__all__ = ["KINDS", "cost_figures", "gate_figures", "usage_of"]
 
 KINDS = ("extract", "slot_match")
 """The call kinds the write path makes, reported one by one."""
@@ -60,3 +60,11 @@ def cost_figures(metrics: Mapping[str, float], observations: int, prices: Prices
             Figure(f"model calls per observation: {kind}", kind_calls / observations, "calls")
         )
     return figures
+
+
+def gate_figures(metrics: Mapping[str, float]) -> list[Figure]:
+    """The share of turns the extraction gate kept from the model (0 without the gate)."""
+    asked = metric_total(metrics, "slotwise_extract_gate_total", decision="ask")
+    skipped = metric_total(metrics, "slotwise_extract_gate_total", decision="skip")
+    seen = asked + skipped
+    return [Figure("extraction gate skip rate", skipped / seen if seen else 0.0, "ratio")]

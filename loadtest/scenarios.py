@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from slotwise.loadtest.baseline import measure_ceiling
-from slotwise.loadtest.cost import cost_figures
+from slotwise.loadtest.cost import cost_figures, gate_figures
 from slotwise.loadtest.generator import WorkloadConfig, Write, generate
 from slotwise.loadtest.measure import Latencies, latencies, overall_rate, slope, sustained_rate
 from slotwise.loadtest.producer import Publishable, publish
@@ -371,6 +371,7 @@ def cascade(options: Options) -> RunResult:
             Figure("worker CPU per observation", worker_ms, "ms"),
             *llm_figures(metrics, count),
             *cost_figures(metrics, count, options.model_prices()),
+            *gate_figures(metrics),
             *stage_figures(metrics),
             *decision_figures(metrics, count),
         ],

@@ -44,17 +44,20 @@ def locomo(options: Options) -> RunResult:
     replicas = math.ceil(count / len(turns))
     prefix = f"b{uuid.uuid4().hex[:6]}-"
     replay = list(itertools.islice(observations(turns, replicas, prefix=prefix), count))
-    subjects = len({o.subject_id for o in replay})
+    subject_ids = sorted({o.subject_id for o in replay})
+    subjects = len(subject_ids)
     with Bench(options.settings, options.workdir, options.partitions) as bench:
         model = bench.fake_model(options.latency_ms, "slotwise.loadtest.responders:bench")
         topic = bench.catalogue.observations
         preload(bench, topic, replay, count, progress=options.progress)
         env = {**options.worker_env(), **bench.model_env(model, options.llm_concurrency)}
         workers = start_workers(bench, options, env)
-        follower = Follower(lambda: bench.committed_count(topic), workers)
+        # Every turn ends in its watermark, fact or none, once its candidates are applied.
+        follower = Follower(lambda: bench.applied_observations(subject_ids), workers)
         cpu = Cpu(*(w.pid for w in workers))
         with profiled(options, workers[0], "locomo"):
             follower.until(count, options.deadline_s)
+        Follower(lambda: bench.committed_count(topic), workers).until(count, 120)
         worker_ms = cpu.per_record_ms(count)
         metrics = summed_metrics(workers)
     return RunResult(

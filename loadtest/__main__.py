@@ -4,6 +4,7 @@
     python -m slotwise.loadtest all                      # exact cascade nominal burst mem0
     python -m slotwise.loadtest soak --runs 1 --count 1000000
     python -m slotwise.loadtest erasure --runs 1 --count 10000
+    python -m slotwise.loadtest locomo --runs 1          # LoCoMo's turns, what the model costs
 
 Every run starts from fresh topics, a fresh Redis prefix and fresh Milvus
 collections on the local stack (``slotwise stack up``), and removes them
@@ -20,13 +21,14 @@ import signal
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
+from slotwise.loadtest.chat import locomo
 from slotwise.loadtest.consolidation import consolidation
 from slotwise.loadtest.erasure import erasure
 from slotwise.loadtest.latency import burst, nominal
@@ -34,6 +36,7 @@ from slotwise.loadtest.measure import Spread, summarize_runs
 from slotwise.loadtest.peer import mem0
 from slotwise.loadtest.results import Figure, write_result
 from slotwise.loadtest.scenarios import Options, RunResult, cascade, exact, soak
+from slotwise.models.pricing import Prices, card
 from slotwise.streams.config import Settings
 from slotwise.streams.dev.stack import Stack, StackError
 
@@ -42,6 +45,7 @@ __all__ = ["SCENARIOS", "main", "run_scenario"]
 SCENARIOS: dict[str, Callable[[Options], RunResult]] = {
     "exact": exact,
     "cascade": cascade,
+    "locomo": locomo,
     "nominal": nominal,
     "burst": burst,
     "mem0": mem0,
@@ -146,6 +150,15 @@ def _parser(settings: Settings) -> argparse.ArgumentParser:
     )
     parser.add_argument("--workdir", type=Path, help="process logs (default: a temp folder)")
     parser.add_argument("--progress", action="store_true", help="show pre-load progress bars")
+    listed = card(settings.llm_model).prices
+    for direction, price in asdict(listed).items():
+        parser.add_argument(
+            f"--price-{direction.replace('_', '-')}",
+            type=float,
+            default=price,
+            help=f"USD per million {direction.replace('_', ' ')} tokens "
+            f"(default: {settings.llm_model}'s list price, {price:g})",
+        )
     return parser
 
 
@@ -176,6 +189,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         workers=args.workers, baseline=not args.no_baseline,
         baseline_records=args.baseline_records, seed=args.seed,
         deadline_s=args.deadline, profile_dir=args.profile_dir, progress=args.progress,
+        prices=Prices(args.price_input, args.price_output, args.price_cache_read,
+                      args.price_cache_write),
     )  # fmt: skip
     _console.log(f"process logs in {workdir}")
     for name in names:
@@ -194,6 +209,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "max_in_flight": args.max_in_flight,
             "workers": args.workers,
             "seed": args.seed,
+            "model": settings.llm_model,
+            "prices_usd_per_million_tokens": asdict(options.model_prices()),
         }
         path = write_result(
             args.json_dir / f"{name}.json",

@@ -6,6 +6,14 @@ blocks, ``stop_reason``, ``usage`` with the prompt-cache fields) or with
 Anthropic-style errors, and records every request so tests can assert on
 prompts, ``cache_control`` and tool choice.
 
+``usage`` is what the API would bill, counted from the request at about four
+characters a token: a ``cache_control`` breakpoint (on a tool, a system block
+or a message block) caches the prompt up to it, in the API's order (tools,
+system, messages), when that prefix is at least the model's floor long
+(:mod:`models.pricing`); the first request writes it
+(``cache_creation_input_tokens``), later ones within five minutes of its last
+use read it (``cache_read_input_tokens``), and ``input_tokens`` is the rest.
+
 Replies come from a per-test script first (a FIFO of :data:`Reply` values),
 then from a default responder ``(request_json) -> Reply`` with a fixed
 latency. Run it standalone for benchmarks::
@@ -37,6 +45,8 @@ from typing import Any
 import uvloop
 from aiohttp import web
 
+from slotwise.models.pricing import card
+
 __all__ = [
     "Delay",
     "Failure",
@@ -56,6 +66,8 @@ __all__ = [
 
 _MESSAGES_PATH = "/v1/messages"
 _MESSAGE_MARKER = "\nMessage:\n"
+_CHARS_PER_TOKEN = 4
+_CACHE_TTL_S = 300.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +213,8 @@ class _State:
     # across an await.
     lock: threading.Lock = field(default_factory=threading.Lock)
     ids: itertools.count[int] = field(default_factory=itertools.count)
-    cached_prefixes: set[str] = field(default_factory=set)
+    # A cached prefix's digest, and when it expires (five minutes after its last use).
+    cache: dict[str, float] = field(default_factory=dict)
     in_flight: int = 0
     max_concurrent: int = 0
 
@@ -422,22 +435,24 @@ class FakeAnthropic:
         }
 
     def _usage(self, body: dict[str, Any], content: list[dict[str, Any]]) -> dict[str, Any]:
-        """Rough token counts (4 characters a token) and a prompt cache keyed by the prefix."""
-        system = body.get("system")
-        cacheable = isinstance(system, list) and any("cache_control" in b for b in system)
-        prefix = json.dumps([body.get("tools"), system], sort_keys=True)
-        prefix_tokens = len(prefix) // 4
-        created = read = 0
-        if cacheable:
-            digest = hashlib.sha256(prefix.encode()).hexdigest()
-            with self._state.lock:
-                hit = digest in self._state.cached_prefixes
-                self._state.cached_prefixes.add(digest)
-            read, created = (prefix_tokens, 0) if hit else (0, prefix_tokens)
-        messages_tokens = len(json.dumps(body.get("messages"))) // 4
+        """The tokens the API would bill, with its prompt cache (see the module's notes)."""
+        total, breakpoints = _prompt_tokens(body)
+        floor = card(str(body.get("model", ""))).min_cacheable_tokens
+        cacheable = [(digest, tokens) for digest, tokens in breakpoints if tokens >= floor]
+        read = created = 0
+        now = time.monotonic()
+        with self._state.lock:
+            cache = self._state.cache
+            for digest, tokens in reversed(cacheable):
+                if cache.get(digest, 0.0) > now:
+                    read = tokens
+                    break
+            for digest, tokens in cacheable:
+                cache[digest] = now + _CACHE_TTL_S  # written, or refreshed by this use
+                created = max(created, tokens - read)
         return {
-            "input_tokens": messages_tokens + (0 if cacheable else prefix_tokens),
-            "output_tokens": max(1, len(json.dumps(content)) // 4),
+            "input_tokens": total - read - created,
+            "output_tokens": max(1, len(json.dumps(content)) // _CHARS_PER_TOKEN),
             "cache_creation_input_tokens": created,
             "cache_read_input_tokens": read,
         }
@@ -470,6 +485,30 @@ class FakeAnthropic:
                 **(headers or {}),
             },
         )
+
+
+def _prompt_tokens(body: dict[str, Any]) -> tuple[int, list[tuple[str, int]]]:
+    """The prompt's tokens, and ``(digest of the prefix, its tokens)`` at each breakpoint.
+
+    The prompt is read in the API's order: tools, then system, then messages.
+    """
+    system = body.get("system")
+    blocks: list[Any] = list(body.get("tools") or [])
+    blocks += [{"type": "text", "text": system}] if isinstance(system, str) else list(system or [])
+    for message in body.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        blocks += [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+    digest = hashlib.sha256(str(body.get("model")).encode())
+    chars = 0
+    breakpoints: list[tuple[str, int]] = []
+    for block in blocks:
+        text = json.dumps(block, sort_keys=True)
+        digest.update(text.encode())
+        is_text = isinstance(block, dict) and block.get("type") == "text"
+        chars += len(str(block.get("text", ""))) if is_text else len(text)
+        if isinstance(block, dict) and "cache_control" in block:
+            breakpoints.append((digest.copy().hexdigest(), chars // _CHARS_PER_TOKEN))
+    return chars // _CHARS_PER_TOKEN, breakpoints
 
 
 def _first_tool(body: dict[str, Any]) -> str:

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from slotwise.loadtest.baseline import measure_ceiling
+from slotwise.loadtest.cost import cost_figures, gate_figures
 from slotwise.loadtest.generator import WorkloadConfig, Write, generate
 from slotwise.loadtest.measure import Latencies, latencies, overall_rate, slope, sustained_rate
 from slotwise.loadtest.producer import Publishable, publish
@@ -50,6 +51,7 @@ from slotwise.loadtest.runner import (
     metric_total,
     rss_bytes,
 )
+from slotwise.models.pricing import Prices, card
 from slotwise.processors.ports import Embedder
 from slotwise.processors.schema import AttributeSchema
 from slotwise.sinks.kafka.admin import delete_topics, ensure_topics
@@ -95,6 +97,11 @@ class Options:
     profile_dir: Path | None = None
     progress: bool = False
     run: int = 0
+    prices: Prices | None = None
+
+    def model_prices(self) -> Prices:
+        """The per-token prices calls are costed at: given, or the model's list prices."""
+        return self.prices or card(self.settings.llm_model).prices
 
     def sized(self, count: int, subjects: int) -> tuple[int, int]:
         return self.count or count, self.subjects or subjects
@@ -363,6 +370,8 @@ def cascade(options: Options) -> RunResult:
             Figure("overall throughput", overall_rate(follower.samples, count), "observations/s"),
             Figure("worker CPU per observation", worker_ms, "ms"),
             *llm_figures(metrics, count),
+            *cost_figures(metrics, count, options.model_prices()),
+            *gate_figures(metrics),
             *stage_figures(metrics),
             *decision_figures(metrics, count),
         ],

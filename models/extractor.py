@@ -1,8 +1,8 @@
 """Extraction by the model: one forced ``record_facts`` tool call per observation.
 
-The fixed part of the prompt (instructions, the attribute vocabulary, the tool)
-is identical for every call and marked for prompt caching; the per-call part
-is the observation's time, speaker and text.
+The fixed part of the prompt is the prefix every model call shares
+(:mod:`models.prompt`: instructions, the attribute vocabulary, the tools),
+cached; the per-call part is the observation's time, speaker and text.
 
 The tool's output is validated item by item, because one bad item should not
 cost the others:
@@ -25,12 +25,19 @@ import math
 from datetime import datetime
 from typing import Any
 
-from anthropic.types import Message, MessageParam, TextBlockParam, ToolParam
 from prometheus_client import Counter
 from pydantic import ValidationError
 
 from slotwise.models.exceptions import MalformedOutput
+from slotwise.models.forced_tool import ForcedTool, ToolAnswer
 from slotwise.models.llm import ModelClient
+from slotwise.models.prompt import (
+    MAX_FACTS,
+    RECORD_FACTS,
+    extraction_tool,
+    memory_prefix,
+    system_prompt,
+)
 from slotwise.processors.model import stable_id
 from slotwise.processors.schema import AttributeSchema
 from slotwise.topics.records import CandidateFact, Command, Observation
@@ -43,9 +50,8 @@ __all__ = [
     "system_prompt",
 ]
 
-TOOL_NAME = "record_facts"
+TOOL_NAME = RECORD_FACTS
 PURPOSE = "extract"
-MAX_FACTS = 20
 MAX_TEXT_CHARS = 1_000
 
 FACT_ITEMS = Counter(
@@ -54,112 +60,6 @@ FACT_ITEMS = Counter(
     ["outcome"],
 )
 
-_INSTRUCTIONS = """\
-You maintain the long-term memory of an AI assistant about one person, "the user".
-Each request shows one message from a conversation with the time it was sent.
-Record the durable facts the message states about the user by calling record_facts
-exactly once. If there is nothing to record, call it with an empty list.
-
-Rules:
-- Only facts about the user themself. A fact about someone else is not a fact about
-  the user ("my sister lives in Paris" records nothing; "I have a sister" does).
-- Nothing for questions, requests, hypotheticals, wishes, jokes, quotes, or what the
-  user may do ("I might move to Berlin" records nothing). Firm plans count
-  ("I start at Stripe on Monday" records the new employer, valid from that Monday).
-- If the speaker is not the user, record only what it reports the user saying.
-- text: one short, self-contained, third-person sentence that starts with "User"
-  ("User works at Stripe."). Never "I" or "you".
-- attribute: the vocabulary name below when the fact fills exactly that slot,
-  otherwise null. Never invent a name.
-- value: the slot's value, short and canonical ("Stripe", "Lisbon", "vegetarian"): one
-  string, number or boolean, never a list. An attribute with several values
-  (languages, allergies) is recorded as one fact per value. null when there is none.
-- category: for a vocabulary attribute, its category; otherwise one lowercase word
-  naming the topic (one of the vocabulary's categories when one fits).
-- valid_from: when the fact became or becomes true, as ISO-8601 with a timezone.
-  Resolve relative dates ("on Monday", "last March", "two years ago") against the
-  observation time given in the message. null when the message does not say.
-- confidence: how firmly the message states it (plain statement 0.9, hedged 0.5).
-- importance: how useful the fact is for future conversations (0 to 1).
-- stated_change: true when the user says the value changed or corrects it ("my email
-  changed, it's ... now", "oops typo, it's ..."), otherwise false.
-- erase: only when the user asks you to forget or delete what they told you ("forget
-  where I live", "delete everything you know about me"): one item per thing to forget,
-  with the vocabulary attribute it names, or everything true (and attribute null) for an
-  explicit request to forget everything about them; then facts is empty. Nothing for
-  "I forgot my password", "forget it, never mind", calendar entries, files, drafts.
-
-Examples (observation time 2026-03-14T10:00:00+00:00, a Saturday):
-- "I start at Stripe on Monday." -> employer "Stripe", valid_from 2026-03-16,
-  text "User works at Stripe."
-- "We moved to Porto last month, my wife and I." -> home_city "Porto", valid_from
-  2026-02-01, text "User lives in Porto."; and "User is married." (relationship_status).
-- "My sister lives in Paris." -> a fact about the sister only: record nothing unless
-  the message also says something about the user ("User has a sister.").
-- "Should I learn Rust?" / "If I were vegan I'd..." / "Maybe I'll quit." -> nothing.
-- "I speak Portuguese and Spanish." -> two facts, languages "Portuguese" and
-  languages "Spanish".
-- "I'm allergic to peanuts, by the way" -> allergies "peanuts", confidence 0.9.
-"""
-
-
-def system_prompt(schema: AttributeSchema) -> str:
-    """Instructions and vocabulary: the fixed, cacheable part of every extraction call."""
-    lines = [
-        f"- {spec.name} ({spec.cardinality} value{'s' if spec.cardinality == 'many' else ''}; "
-        f"category {spec.category}): {spec.description}"
-        for spec in schema
-    ]
-    return f"{_INSTRUCTIONS}\nAttribute vocabulary (version {schema.version}):\n" + "\n".join(lines)
-
-
-def extraction_tool(schema: AttributeSchema) -> ToolParam:
-    names: list[str | None] = [spec.name for spec in schema]
-    item = {
-        "type": "object",
-        "properties": {
-            "attribute": {"type": ["string", "null"], "enum": [*names, None]},
-            "value": {"type": ["string", "number", "boolean", "null"]},
-            "text": {"type": "string", "description": "Third-person sentence starting 'User'."},
-            "category": {"type": ["string", "null"]},
-            "valid_from": {"type": ["string", "null"], "description": "ISO-8601 or null."},
-            "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-            "importance": {"type": "number", "minimum": 0, "maximum": 1},
-        },
-        "required": [
-            "attribute",
-            "value",
-            "text",
-            "category",
-            "valid_from",
-            "confidence",
-            "importance",
-        ],
-    }
-    item["properties"]["stated_change"] = {"type": "boolean"}  # type: ignore[index]
-    erase = {
-        "type": "object",
-        "properties": {
-            "attribute": {"type": ["string", "null"], "enum": [*names, None]},
-            "everything": {"type": "boolean"},
-            "quote": {"type": "string", "description": "The user's words asking for it."},
-        },
-        "required": ["attribute", "everything", "quote"],
-    }
-    return {
-        "name": TOOL_NAME,
-        "description": "Record the facts the message states about the user (possibly none), "
-        "or what the user asks you to forget.",
-        "input_schema": {
-            "type": "object",
-            "properties": {
-                "facts": {"type": "array", "items": item, "maxItems": MAX_FACTS},
-                "erase": {"type": "array", "items": erase, "maxItems": MAX_FACTS},
-            },
-            "required": ["facts"],
-        },
-    }
-
 
 class AnthropicExtractor:
     """The :class:`~processors.ports.Extractor` backed by the model."""
@@ -167,22 +67,19 @@ class AnthropicExtractor:
     def __init__(
         self, client: ModelClient, schema: AttributeSchema, *, max_tokens: int = 1024
     ) -> None:
-        self._client = client
         self._schema = schema
-        self._max_tokens = max_tokens
-        self._system: list[TextBlockParam] = [
-            {
-                "type": "text",
-                "text": system_prompt(schema),
-                "cache_control": {"type": "ephemeral"},
-            }
-        ]
-        self._tools = [extraction_tool(schema)]
+        self._ask = ForcedTool(
+            client,
+            kind=PURPOSE,
+            prefix=memory_prefix(schema),
+            tool=TOOL_NAME,
+            max_tokens=max_tokens,
+        )
 
     async def extract(self, observation: Observation) -> list[CandidateFact | Command]:
         if not observation.text.strip():
             return []
-        items, erase = await self._facts([{"role": "user", "content": _render(observation)}])
+        items, erase = await self._facts(_render(observation))
         commands = erase_commands(observation, erase, self._schema)
         if commands:
             return list(commands)  # a request of the memory is never also a new fact
@@ -193,29 +90,21 @@ class AnthropicExtractor:
         )
         return [c for c in candidates if c is not None]
 
-    async def _facts(self, messages: list[MessageParam]) -> tuple[list[Any], list[Any]]:
+    async def _facts(self, question: str) -> tuple[list[Any], list[Any]]:
         malformed_retries = 1
         while True:
             try:
-                reply = await self._client.create(
-                    PURPOSE,
-                    system=self._system,
-                    messages=messages,
-                    max_tokens=self._max_tokens,
-                    tools=self._tools,
-                    tool_choice={"type": "tool", "name": TOOL_NAME},
-                )
-                return self._facts_list(reply)
+                return self._facts_list(await self._ask.ask(question))
             except MalformedOutput:
                 if malformed_retries == 0:
                     raise
                 malformed_retries -= 1
 
-    def _facts_list(self, reply: Message) -> tuple[list[Any], list[Any]]:
+    def _facts_list(self, answer: ToolAnswer) -> tuple[list[Any], list[Any]]:
         try:
-            return _facts_list(reply)
+            return _facts_list(answer)
         except MalformedOutput:
-            self._client.note_malformed(PURPOSE)
+            self._ask.malformed()
             raise
 
     def _candidate(self, observation: Observation, i: int, item: Any) -> CandidateFact | None:
@@ -265,15 +154,13 @@ def _render(observation: Observation) -> str:
     )
 
 
-def _facts_list(reply: Message) -> tuple[list[Any], list[Any]]:
-    calls = [b for b in reply.content if b.type == "tool_use" and b.name == TOOL_NAME]
-    if not calls:
-        raise MalformedOutput(f"the model did not call {TOOL_NAME} (stop: {reply.stop_reason})")
-    arguments: object = calls[0].input
-    facts = arguments.get("facts") if isinstance(arguments, dict) else None
+def _facts_list(answer: ToolAnswer) -> tuple[list[Any], list[Any]]:
+    if not answer.called:
+        raise MalformedOutput(f"the model did not call {TOOL_NAME} (stop: {answer.stop_reason})")
+    facts = answer.input.get("facts")
     if not isinstance(facts, list):
         raise MalformedOutput(f"{TOOL_NAME} input has no 'facts' list")
-    erase = arguments.get("erase") if isinstance(arguments, dict) else None
+    erase = answer.input.get("erase")
     # A malformed erase list is no request at all: an erase destroys, so it must be clear.
     return facts, erase if isinstance(erase, list) else []
 

@@ -55,9 +55,6 @@ ERRORS = Counter(
     "Failed attempts and unusable answers, by kind",
     ["purpose", "kind"],
 )
-TOKENS = Counter(
-    "slotwise_llm_tokens_total", "Tokens billed, by kind (cache_read is cheap)", ["purpose", "kind"]
-)
 REQUEST_SECONDS = Histogram(
     "slotwise_llm_request_seconds",
     "One HTTP attempt, by purpose",
@@ -292,31 +289,6 @@ class ModelClient:
             await self._sleep(self._retry.delay(retries, self._rng, outcome.retry_after))
             retries += 1
 
-    async def forced_tool(
-        self,
-        purpose: str,
-        *,
-        system: Iterable[TextBlockParam],
-        question: str,
-        tool: ToolParam,
-        max_tokens: int,
-    ) -> dict[str, object]:
-        """One user question answered through ``tool``, which the model must call: the
-        tool's input, empty when the reply holds no such call; raises a :class:`ModelError`."""
-        reply = await self.create(
-            purpose,
-            system=system,
-            messages=[{"role": "user", "content": question}],
-            max_tokens=max_tokens,
-            tools=[tool],
-            tool_choice={"type": "tool", "name": tool["name"]},
-        )
-        for block in reply.content:
-            if block.type == "tool_use" and block.name == tool["name"]:
-                if isinstance(block.input, dict):
-                    return dict(block.input)
-        return {}
-
     async def _attempt(
         self, purpose: str, probe: bool, request: _Request, call: object
     ) -> Message | _Failure:
@@ -339,7 +311,6 @@ class ModelClient:
         if not _well_formed(message):
             raise self._malformed(purpose, repr(message))
         CALLS.labels(purpose, "ok").inc()
-        _count_tokens(purpose, message)
         return message
 
     async def _send(self, purpose: str, request: _Request) -> Message:
@@ -471,11 +442,3 @@ def _well_formed(message: object) -> bool:
         and isinstance(message.content, list)
         and message.usage is not None
     )
-
-
-def _count_tokens(purpose: str, message: Message) -> None:
-    usage = message.usage
-    TOKENS.labels(purpose, "input").inc(usage.input_tokens)
-    TOKENS.labels(purpose, "output").inc(usage.output_tokens)
-    TOKENS.labels(purpose, "cache_read").inc(usage.cache_read_input_tokens or 0)
-    TOKENS.labels(purpose, "cache_write").inc(usage.cache_creation_input_tokens or 0)

@@ -11,54 +11,34 @@ the fact as not done (the next pass asks again).
 
 from __future__ import annotations
 
-from anthropic.types import TextBlockParam, ToolParam
-
 from slotwise.models.exceptions import ModelError
+from slotwise.models.forced_tool import ForcedTool
 from slotwise.models.llm import ModelClient
+from slotwise.models.prompt import FILL_ATTRIBUTE, memory_prefix
 from slotwise.processors.reslot import Fill
-from slotwise.processors.schema import AttributeSpec
+from slotwise.processors.schema import AttributeSchema, AttributeSpec
 from slotwise.topics.records import Fact
 
 __all__ = ["PURPOSE", "TOOL_NAME", "AnthropicSlotFiller"]
 
-TOOL_NAME = "fill_attribute"
+TOOL_NAME = FILL_ATTRIBUTE
 PURPOSE = "reslot"
-
-_SYSTEM = """\
-You keep an AI assistant's long-term memory about one person, "the user". Its
-vocabulary of attributes has grown, and memories stored as free text before may
-state one of the new attributes. For the memory shown, decide whether it states
-the user's value of the named attribute.
-
-Call fill_attribute exactly once: "fills" with the value when the memory states
-it plainly, "no" when it does not state it (a related topic is not enough), and
-"ambiguous" when it might but a person should decide (hedged, several values,
-about someone else).
-"""
-
-_TOOL: ToolParam = {
-    "name": TOOL_NAME,
-    "description": "Say whether the memory states the attribute, and its value.",
-    "input_schema": {
-        "type": "object",
-        "properties": {
-            "verdict": {"type": "string", "enum": ["fills", "no", "ambiguous"]},
-            "value": {"type": ["string", "null"], "description": "The value, for fills."},
-        },
-        "required": ["verdict"],
-    },
-}
+_VERDICTS = ("fills", "no", "ambiguous")
 
 
 class AnthropicSlotFiller:
     """The :class:`~slotwise.processors.reslot.SlotFiller` backed by the model."""
 
-    def __init__(self, client: ModelClient, *, max_tokens: int = 128) -> None:
-        self._client = client
-        self._max_tokens = max_tokens
-        self._system: list[TextBlockParam] = [
-            {"type": "text", "text": _SYSTEM, "cache_control": {"type": "ephemeral"}}
-        ]
+    def __init__(
+        self, client: ModelClient, schema: AttributeSchema | None = None, *, max_tokens: int = 128
+    ) -> None:
+        self._ask = ForcedTool(
+            client,
+            kind=PURPOSE,
+            prefix=memory_prefix(schema or AttributeSchema.load()),
+            tool=TOOL_NAME,
+            max_tokens=max_tokens,
+        )
 
     async def fill(self, fact: Fact, spec: AttributeSpec) -> Fill:
         question = (
@@ -67,21 +47,13 @@ class AnthropicSlotFiller:
             f"Does the memory state the user's {spec.name}?"
         )
         try:
-            answer = await self._client.forced_tool(
-                PURPOSE,
-                system=self._system,
-                question=question,
-                tool=_TOOL,
-                max_tokens=self._max_tokens,
-            )
+            answer = await self._ask.ask(question)
         except ModelError as exc:
             return Fill("no", error=f"{exc.kind}: {exc}")
-        verdict, value = answer.get("verdict"), answer.get("value")
-        raw = repr(answer)[:200]
+        verdict, value = self._ask.choice(answer, "verdict", _VERDICTS), answer.input.get("value")
+        raw = repr(answer.input)[:200]
         if verdict == "fills" and isinstance(value, str) and value.strip():
             return Fill("fills", value=value.strip(), raw=raw)
         if verdict == "no":
             return Fill("no", raw=raw)
-        if verdict not in ("fills", "ambiguous"):
-            self._client.note_malformed(PURPOSE)
         return Fill("ambiguous", raw=raw)

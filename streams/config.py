@@ -152,6 +152,9 @@ class ModelSettings(BaseSettings):
     llm_max_concurrency: int = Field(32, ge=1)
     llm_timeout_s: float = 20.0
     llm_max_retries: int = Field(4, ge=0)
+    # Turns that state nothing about their speaker skip the extraction call
+    # (processors/gate.py; its recall on the labelled fact-bearing turns is >= 0.99).
+    extract_gate: bool = True
     embedder: str = "minilm"
 
     @model_validator(mode="after")

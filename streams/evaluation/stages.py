@@ -33,7 +33,7 @@ def configured_stages(settings: Settings) -> Stages:
     from slotwise.streams.wiring.app import model_client  # noqa: PLC0415
 
     client = model_client(settings)
-    matcher = AnthropicSlotMatcher(client)
+    matcher = AnthropicSlotMatcher(client, schema)
     return Stages(
         schema=schema,
         extractor=AnthropicExtractor(client, schema),

@@ -34,6 +34,9 @@ DEADLETTERS = Counter(
     "slotwise_deadletters_total", "Records sent to the dead-letter topic", ["reason"]
 )
 RETRIES = Counter("slotwise_retries_total", "Transient failures retried", ["stage"])
+EXTRACT_GATE = Counter(
+    "slotwise_extract_gate_total", "Turns the gate asked the model about or skipped", ["decision"]
+)
 STAGE_SECONDS = Histogram(
     "slotwise_stage_seconds",
     "Time spent per stage",

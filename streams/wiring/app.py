@@ -14,6 +14,7 @@ from slotwise.models.llm import ModelClient
 from slotwise.models.slot_matcher import AnthropicSlotMatcher
 from slotwise.processors.cold_restate import ColdAwareCascade
 from slotwise.processors.extract import RulesExtractor
+from slotwise.processors.gate import GatedExtractor, TurnGate
 from slotwise.processors.guards import GuardedCascade
 from slotwise.processors.ports import Embedder, Extractor, SlotMatcher
 from slotwise.processors.schema import AttributeSchema
@@ -34,6 +35,7 @@ from slotwise.streams.runtime.failures import classify
 from slotwise.streams.runtime.gc_policy import settle_heap
 from slotwise.streams.runtime.health import Health, HealthServer
 from slotwise.streams.runtime.index_heal import IndexHeal
+from slotwise.streams.runtime.metrics import EXTRACT_GATE
 from slotwise.streams.runtime.worker import Worker, WorkerConfig
 from slotwise.streams.wiring.background import open_background
 from slotwise.streams.wiring.kafka_clients import worker_consumer, worker_publisher
@@ -92,7 +94,12 @@ def _models(
         return RulesExtractor(schema, embedder), OfflineSlotMatcher(settings.review_similarity)
     client = model_client(settings)
     stack.push_async_callback(client.aclose)  # its HTTP pool, closed before the loop ends
-    return AnthropicExtractor(client, schema), AnthropicSlotMatcher(client)
+    extractor: Extractor = AnthropicExtractor(client, schema)
+    if settings.extract_gate:
+        extractor = GatedExtractor(
+            extractor, TurnGate(schema), lambda decision: EXTRACT_GATE.labels(decision).inc()
+        )
+    return extractor, AnthropicSlotMatcher(client, schema)
 
 
 async def open_services(settings: Settings, stack: AsyncExitStack) -> Services:

@@ -70,5 +70,8 @@ def pass_models(
             model=False,
         )
     return PassModels(
-        AnthropicSlotMatcher(client), AnthropicRederiver(client), AnthropicSlotFiller(client), True
+        AnthropicSlotMatcher(client, schema, kind="consolidation"),
+        AnthropicRederiver(client, schema),
+        AnthropicSlotFiller(client, schema),
+        True,
     )

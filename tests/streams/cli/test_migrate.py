@@ -17,7 +17,6 @@ from collections.abc import Iterator
 
 import pytest
 from pymilvus import MilvusClient
-from tests.sinks.milvus.test_index import WORDS, HashEmbedder, RotatedEmbedder
 from typer.testing import CliRunner, Result
 
 from slotwise.processors.model import VectorRow
@@ -30,6 +29,7 @@ from slotwise.streams.cli import migrate as cli_migrate
 from slotwise.streams.config import Settings
 from slotwise.streams.dev.testing import drop_deployment
 from slotwise.streams.read.vector_space import open_fact_index
+from tests.sinks.milvus.test_index import WORDS, HashEmbedder, RotatedEmbedder
 
 pytestmark = [pytest.mark.redis, pytest.mark.milvus]
 

@@ -20,8 +20,6 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 from pymilvus import MilvusClient
-from tests.sinks.milvus.test_index import HashEmbedder, RotatedEmbedder, noting_client
-from tests.streams.cli.test_migrate import FACTS, deployment, migrate, opens
 
 from slotwise.processors.model import VectorRow
 from slotwise.processors.ports import Embedder
@@ -33,6 +31,8 @@ from slotwise.streams.cli import migrate_io as cli_migrate_io
 from slotwise.streams.cli import migrate_steps as cli_dual_index
 from slotwise.streams.config import Settings
 from slotwise.streams.migration.watch import MigrationWatch
+from tests.sinks.milvus.test_index import HashEmbedder, RotatedEmbedder, noting_client
+from tests.streams.cli.test_migrate import FACTS, deployment, migrate, opens
 
 pytestmark = [pytest.mark.redis, pytest.mark.milvus]
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from tests.streams.commands.test_forget import Rig, fact, opened, seed
 
 from slotwise.processors.model import VectorRow
 from slotwise.streams.runtime.index_heal import IndexHeal, IndexHealPlan, plan_index_heal
+from tests.streams.commands.test_forget import Rig, fact, opened, seed
 
 NAME = fact("name", "name", "User's name is Ana.")
 JOB = fact("job", "employer", "User works at Stripe.", supersedes="was")

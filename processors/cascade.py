@@ -94,6 +94,8 @@ class Cascade:
                 decided_by="replay",
             )
         spec = self._schema.get(candidate.attribute)
+        if candidate.question is not None:
+            return await self._ask(candidate, reader, now)
         if spec is not None:
             incumbents = await exact_join(reader, candidate)
             return resolve(
@@ -185,6 +187,40 @@ class Cascade:
             self._label,
             f"{self._label}: {shown} among {len(neighbours)} neighbours "
             f"(raw {answer.raw[:80]!r}); added",
+        )
+
+    async def _ask(self, candidate: CandidateFact, reader: FactReader, now: datetime) -> Resolution:
+        """A candidate the reader could not decide: a human is asked, nothing is written.
+        About a slot, only while the slot holds a current fact (there is something the
+        turn may have changed); about no slot (a deletion it could not scope), always."""
+        held: tuple[str, ...] = ()
+        if candidate.attribute is not None:
+            incumbents = await exact_join(reader, candidate)
+            held = tuple(f.fact_id for f in incumbents if f.status == "current")
+            if not held:
+                return Resolution(
+                    decision=Decision.NOOP,
+                    candidate=candidate,
+                    reason=f"reader: unsure about {candidate.attribute}, which holds no "
+                    "current fact; nothing to ask",
+                    decided_by="policy",
+                )
+        reason = f"reader: {candidate.question}; a human decides"
+        return Resolution(
+            decision=Decision.REVIEW,
+            candidate=candidate,
+            reason=reason,
+            decided_by="policy",
+            review=ReviewItem(
+                schema="review/1",
+                review_id=stable_id("review", candidate.candidate_id),
+                subject_id=candidate.subject_id,
+                kind="ambiguous",
+                reason=reason,
+                candidate=candidate,
+                incumbent_fact_ids=held,
+                created_at=now,
+            ),
         )
 
     def _add(

@@ -19,7 +19,7 @@ from slotwise.processors.rules.classifier import ExemplarClassifier
 from slotwise.processors.rules.clauses import NEGATION, Clause, split_clauses
 from slotwise.processors.rules.corrections import read_correction, read_replacement
 from slotwise.processors.rules.derived import implied_timezone
-from slotwise.processors.rules.erasure import read_erasure
+from slotwise.processors.rules.erasure import ErasureRequest, read_erasure
 from slotwise.processors.rules.findings import Finding
 from slotwise.processors.rules.head import ALSO_RULES, NEGATION_RULES, RULES
 from slotwise.processors.rules.head.standing import read_contact_method
@@ -119,22 +119,55 @@ def extract_records(
     text = observation.text.replace("\u2019", "'").replace("\u2018", "'")
     if INJECTION.search(text):
         return []
-    request = read_erasure(text)
+    request = read_erasure(text, schema)
     if request is not None:
-        return [
-            Command(
-                schema="command/1",
-                command_id=stable_id("erase", observation.observation_id, str(i)),
-                subject_id=observation.subject_id,
-                command="erase",
-                issued_at=observation.observed_at,
-                observation_id=observation.observation_id,
-                reason=request.reason,
-                attribute=attribute,
-            )
-            for i, attribute in enumerate(request.attributes)
-        ]
+        return _erasure(request, observation, schema)
     return list(extract_candidates(observation, schema, classifier))
+
+
+def _erasure(
+    request: ErasureRequest, observation: Observation, schema: AttributeSchema
+) -> list[CandidateFact | Command]:
+    """The erase commands a request scopes; a statement it quotes ("forget that I'm
+    vegan") read for its slots; a human asked when the scope cannot be read."""
+    attributes = request.attributes
+    if request.kind == "read" and request.said is not None:
+        quoted = observation.model_copy(update={"text": request.said})
+        stated = {c.attribute for c in extract_candidates(quoted, schema) if c.attribute}
+        attributes = tuple(spec.name for spec in schema if spec.name in stated)
+    if not attributes:
+        return [_deletion_question(request, observation)]
+    return [
+        Command(
+            schema="command/1",
+            command_id=stable_id("erase", observation.observation_id, str(i)),
+            subject_id=observation.subject_id,
+            command="erase",
+            issued_at=observation.observed_at,
+            observation_id=observation.observation_id,
+            reason=request.reason,
+            attribute=attribute,
+        )
+        for i, attribute in enumerate(attributes)
+    ]
+
+
+def _deletion_question(request: ErasureRequest, observation: Observation) -> CandidateFact:
+    """A deletion request whose scope cannot be read: nothing is erased (a guess could
+    erase more than was asked), a human is asked which facts it means."""
+    return CandidateFact(
+        schema="candidate/1",
+        candidate_id=stable_id("rules-erase-question", observation.observation_id),
+        subject_id=observation.subject_id,
+        text=f"User asked to forget something: {request.reason!r}",
+        observed_at=observation.observed_at,
+        source=observation.source,
+        confidence=1.0,
+        importance=IMPORTANCE["identity"],
+        observation_id=observation.observation_id,
+        question=f"deletion request whose scope cannot be read ({request.reason!r}): "
+        "erase what it means, or close this",
+    )
 
 
 def extract_candidates(
@@ -147,7 +180,7 @@ def extract_candidates(
     if observation.speaker.strip().lower() in NON_USER_SPEAKERS:
         return []
     raw = observation.text.replace("\u2019", "'").replace("\u2018", "'")
-    if INJECTION.search(raw) or read_erasure(raw) is not None:
+    if INJECTION.search(raw) or read_erasure(raw, schema) is not None:
         return []
     cased = any(ch.isupper() for ch in raw)
     text = expand(QUOTED.sub(" … ", raw))

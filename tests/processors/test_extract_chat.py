@@ -130,11 +130,66 @@ def test_deletion_requests_are_erase_commands_and_no_fact(text: str, attribute: 
         "Please delete the file I uploaded yesterday.",
         "cancel my pro plan",
         "unsubscribe",
-        "forget the last thing I said",  # no attribute named: no guess, no erase of everything
     ],
 )
 def test_ambiguous_deletions_yield_nothing(text: str) -> None:
     assert records(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "forget the last thing I said",  # no attribute named: no guess, no erase of everything
+        "delete the stuff about my ex",
+        "olvida lo que te acabo de decir",
+        "forget that i'm job hunting",  # a quoted statement with no slot
+    ],
+)
+def test_a_deletion_whose_scope_cannot_be_read_asks_a_human(text: str) -> None:
+    (asked,) = records(text)
+    assert isinstance(asked, CandidateFact), "never an erase: a guess could erase more"
+    assert asked.question and "deletion" in asked.question
+    assert (asked.attribute, asked.value) == (None, None)
+
+
+@pytest.mark.parametrize(
+    ("text", "attributes"),
+    [
+        ("forget my address and my phone number", ["postal_address", "phone"]),
+        ("forget everything about my health", ["allergies", "medical_conditions", "medications"]),
+        ("forget that i'm vegan", ["diet"]),
+        ("i regret telling you about my meds. please delete that", ["medications"]),
+        ("forget the personal stuff about me, like my name, pronouns", ["name", "pronouns"]),
+        ("borra mi número de teléfono de tu memoria", ["phone"]),
+        ("esquece tudo o que sabes sobre mim", [None]),
+        ("forget me", [None]),
+    ],
+)
+def test_a_deletion_erases_exactly_the_scope_it_names(
+    text: str, attributes: list[str | None]
+) -> None:
+    erased = records(text)
+    assert all(isinstance(c, Command) and c.command == "erase" for c in erased)
+    assert sorted(str(c.attribute) for c in erased if isinstance(c, Command)) == sorted(
+        map(str, attributes)
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "remove my old phone from my apple id",
+        "can you remove my number from the group chat",
+        "forget the budget i mentioned, let's assume 2k",
+        "my friend asked me to forget what she said about her boss",
+        "forget it, i'll do it myself",
+        "olvidé mi contraseña otra vez",
+        "wipe down the counters before guests arrive",
+    ],
+)
+def test_look_alikes_of_a_deletion_erase_nothing(text: str) -> None:
+    assert not [r for r in records(text) if isinstance(r, Command)]
+    assert not [r for r in records(text) if isinstance(r, CandidateFact) and r.question]
 
 
 def test_an_erase_id_is_stable_per_observation() -> None:

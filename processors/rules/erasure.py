@@ -122,7 +122,7 @@ def _request(clause: str, before: list[str], schema: AttributeSchema | None) -> 
         if asked is None:
             return None
         verb, rest = asked["verb"], asked["rest"].strip()
-        if verb == "take" and not MEMORY.search(rest):
+        if verb in {"take", "reset"} and not MEMORY.search(rest):
             return None
     forgets = bool(_FORGET.match(verb))
     scope = _scope(rest, schema)
@@ -132,10 +132,10 @@ def _request(clause: str, before: list[str], schema: AttributeSchema | None) -> 
         if not (forgets or MEMORY.search(clause) or _OWN.match(rest)):
             return None
         return "erase", scope, None
+    if NOT_MEMORY.search(rest) and not MEMORY.search(rest):
+        return None
     if ALL_OF_ME.search(rest):
         return "erase", (None,), None
-    if NOT_MEMORY.search(rest):
-        return None
     if POINTER.match(rest) and not _FILLER.sub(" ", POINTER.sub("", rest)).strip():
         return _pointed(before, schema)
     if ASK_OBJECT.match(rest) and (_personal(rest, forgets) or MEMORY.search(rest)):
@@ -175,7 +175,7 @@ def _personal(rest: str, forgets: bool) -> bool:
     return bool(_PERSONAL.search(rest) or (forgets and _COLLECTIVE.search(rest)))
 
 
-def _scope(rest: str, schema: AttributeSchema | None) -> tuple[str | None, ...]:
+def _scope(rest: str, schema: AttributeSchema | None) -> tuple[str, ...]:
     """The attributes the words name, a longer name claiming its words first, plus every
     attribute of a topic asked for as a whole ("all the work stuff")."""
     claimed: list[tuple[int, int]] = []

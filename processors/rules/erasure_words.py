@@ -31,7 +31,7 @@ LEAD = (
 # The verb of a request to the memory, imperative.
 VERB = (
     r"(?:forget|delete|erase|remove|wipe|clear|drop|scratch|purge|unlearn|unsave|nuke|lose|"
-    r"get\s+rid\s+of|take|stop\s+using|stop\s+(?:remembering|storing|keeping|saving|holding)|"
+    r"get\s+rid\s+of|take|reset|stop\s+using|stop\s+(?:remembering|storing|keeping|saving|holding)|"
     r"(?:don't|dont|do\s+not|never)\s+(?:store|keep|save|remember|hold\s+on\s+to|hold\s+onto|"
     r"retain|record)|not\s+remember|"
     # Spanish and Portuguese.
@@ -65,9 +65,10 @@ ALL_OF_ME = re.compile(
     r"(?:my\s+)?(?:personal\s+)?(?:data|info|information|details|stuff)\b(?!\s+(?:about|on)\s+my))"
     r"|\ball\s+(?:of\s+)?(?:my|the)\s+(?:personal\s+)?(?:data|info|information|details|stuff)\b"
     r"(?!\s+(?:about|on)\s+my)|\ball\s+personal\s+data|\ball\s+of\s+it\s+about\s+me\b"
-    r"|\b(?:my|your)\s+(?:memory\s+)?profile\b|\byour\s+memory\s+of\s+me\b|^me\b"
+    r"|\b(?:my|your)\s+(?:memory\s+)?profile\b|\byour\s+memory\s+of\s+me\b"
+    r"|^me(?:\s+(?:please|pls|completely|entirely|for\s+good))?$"
     r"|\b(?:me|about\s+me)\s+(?:from|out\s+of)\s+(?:your\s+)?memory\b"
-    r"|\bstart\s+(?:fresh|over)\b|\breset\s+everything\b|\bfresh\s+start\b"
+    r"|\bstart\s+(?:fresh|over)\b|\bfresh\s+start\b"
     r"|\btodo\s+lo\s+que\s+sabes|\btodos\s+mis\s+datos|\btoda\s+mi\s+informaci[oó]n\b(?!\s+de)"
     r"|\btudo\s+o\s+que\s+sab|\btodos\s+os\s+meus\s+dados",
 )
@@ -97,7 +98,7 @@ ASK_OBJECT = re.compile(
 # How people name an attribute in a request; a longer name claims its words first.
 NAMED: tuple[tuple[str, str], ...] = (
     (r"e-?mail(?:\s+address)?|correo|mail\b", "email"),
-    (r"(?:phone|mobile|cell)(?:\s+(?:number|#|no\.?))?|phone\s*#|n[uú]mero(?:\s+de\s+"
+    (r"(?:phone|mobile|cell)(?:\s+(?:number|#|no\.?))?|phone\s*#|(?:my|the)\s+number|n[uú]mero(?:\s+de\s+"
      r"tel[eé]fono)?|telefone|tel[eé]fono", "phone"),
     (r"(?:postal|home|mailing|street)\s+address|(?:my|the|o\s+meu|mi)\s+address|endere[cç]o|"
      r"direcci[oó]n|\baddress\b", "postal_address"),
@@ -156,6 +157,6 @@ NOT_MEMORY = re.compile(
     r"inbox|spam|onions|cilantro|chat|group|conversation\s+history|whiteboard|cart|basket|list|"
     r"sheet|mailing\s+list|newsletter|account|app|apple\s+id|\bid\b|hotel|restaurant|flight|"
     r"booking|dinner|plans?\b(?!\s+(?:i'm|info|details))|itinerary|tab|browser|cache|slide|task|"
-    r"todo|alarm|timer|tweet|post|comment|repo|branch|table|rows?|column|query|queue|filters?|"
+    r"to-?do\s+list|alarm|timer|tweet|post|comment|repo|branch|table|rows?|column|query|queue|filters?|"
     r"contraseña|senha|foto|rascunho|borrador)\b",
 )

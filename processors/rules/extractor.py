@@ -12,7 +12,7 @@ from datetime import datetime
 from itertools import islice
 
 from slotwise.processors.dates import UNKNOWN_START, DateMention, duration_start, find_date
-from slotwise.processors.model import stable_id
+from slotwise.processors.model import ERASURE_QUESTION, stable_id
 from slotwise.processors.ports import Embedder
 from slotwise.processors.rules.chat import expand
 from slotwise.processors.rules.classifier import ExemplarClassifier
@@ -24,6 +24,7 @@ from slotwise.processors.rules.findings import Finding
 from slotwise.processors.rules.head import ALSO_RULES, NEGATION_RULES, RULES
 from slotwise.processors.rules.head.standing import read_contact_method
 from slotwise.processors.rules.tail import read_free_text
+from slotwise.processors.rules.unsure import unsure_questions
 from slotwise.processors.rules.wording import absolute_dates
 from slotwise.processors.schema import AttributeSchema
 from slotwise.topics.records import CandidateFact, Command, Observation
@@ -103,17 +104,23 @@ class RulesExtractor:
 
     async def extract(self, observation: Observation) -> list[CandidateFact | Command]:
         if self._classifier is None:
-            return extract_records(observation, self._schema)
+            return extract_records(observation, self._schema, ask=True)
         # The embedder is CPU-bound: off the event loop.
-        return await asyncio.to_thread(extract_records, observation, self._schema, self._classifier)
+        return await asyncio.to_thread(
+            extract_records, observation, self._schema, self._classifier, ask=True
+        )
 
 
 def extract_records(
     observation: Observation,
     schema: AttributeSchema,
     classifier: ExemplarClassifier | None = None,
+    *,
+    ask: bool = False,
 ) -> list[CandidateFact | Command]:
-    """The facts a turn states about the subject, or the erase it asks for (never both)."""
+    """The facts a turn states about the subject, or the erase it asks for (never both).
+    With ``ask`` (the extractor the worker runs), also a question for each slot the turn
+    speaks about whose new value the rules could not read (``processors.rules.unsure``)."""
     if observation.speaker.strip().lower() in NON_USER_SPEAKERS:
         return []
     text = observation.text.replace("\u2019", "'").replace("\u2018", "'")
@@ -122,7 +129,11 @@ def extract_records(
     request = read_erasure(text, schema)
     if request is not None:
         return _erasure(request, observation, schema)
-    return list(extract_candidates(observation, schema, classifier))
+    stated, clauses = _read_turn(observation, schema, classifier)
+    if not ask:
+        return list(stated)
+    placer = classifier.classify if classifier is not None else None
+    return [*stated, *unsure_questions(observation, clauses, stated, placer)]
 
 
 def _erasure(
@@ -160,6 +171,7 @@ def _deletion_question(request: ErasureRequest, observation: Observation) -> Can
         candidate_id=stable_id("rules-erase-question", observation.observation_id),
         subject_id=observation.subject_id,
         text=f"User asked to forget something: {request.reason!r}",
+        category=ERASURE_QUESTION,
         observed_at=observation.observed_at,
         source=observation.source,
         confidence=1.0,
@@ -177,11 +189,20 @@ def extract_candidates(
 ) -> list[CandidateFact]:
     """The facts about the subject stated in one observation (deterministic; pure without
     a ``classifier``, which places what the rules could not)."""
+    return _read_turn(observation, schema, classifier)[0]
+
+
+def _read_turn(
+    observation: Observation,
+    schema: AttributeSchema,
+    classifier: ExemplarClassifier | None,
+) -> tuple[list[CandidateFact], list[Clause]]:
+    """The facts the turn states, and the clauses they were read from."""
     if observation.speaker.strip().lower() in NON_USER_SPEAKERS:
-        return []
+        return [], []
     raw = observation.text.replace("\u2019", "'").replace("\u2018", "'")
     if INJECTION.search(raw) or read_erasure(raw, schema) is not None:
-        return []
+        return [], []
     cased = any(ch.isupper() for ch in raw)
     text = expand(QUOTED.sub(" … ", raw))
     clauses = list(islice(split_clauses(text, cased=cased), MAX_CLAUSES))
@@ -222,7 +243,7 @@ def extract_candidates(
                 )
             )
     zone = schema.get("timezone")
-    return candidates + implied_timezone(candidates, text, zone.category if zone else None)
+    return candidates + implied_timezone(candidates, text, zone.category if zone else None), clauses
 
 
 def _classified(

@@ -26,6 +26,7 @@ from typing import Literal
 
 from pydantic import AwareDatetime, ValidationError
 
+from slotwise.processors.model import ERASURE_QUESTION
 from slotwise.streams.evaluation.data import (
     DatasetError,
     LabelledTurn,
@@ -176,7 +177,12 @@ async def run_deletions(
         erased = tuple(
             r.attribute for r in records if isinstance(r, Command) and r.command == "erase"
         )
-        asked = any(isinstance(r, CandidateFact) and r.question is not None for r in records)
+        asked = any(
+            isinstance(r, CandidateFact)
+            and r.question is not None
+            and r.category == ERASURE_QUESTION
+            for r in records
+        )
         outcomes.append(DeletionOutcome(case.id, erased, asked))
         if progress is not None:
             progress()

@@ -423,9 +423,27 @@ def test_a_deletion_question_is_always_asked_and_erases_nothing() -> None:
     world = World(Table({}), ScriptedMatcher([]))
     world.write(candidate("c1", LIVES, "home_city", "Lisbon"))
     asked = candidate("c2", "User asked to forget something: 'forget what I said'").model_copy(
-        update={"question": "deletion request whose scope cannot be read"}
+        update={"question": "deletion request whose scope cannot be read", "category": "erasure"}
     )
     result = world.write(asked)
     assert result.decision is Decision.REVIEW and result.facts == ()
     assert result.review is not None and result.review.incumbent_fact_ids == ()
+    assert [f.text for f in world.current()] == [LIVES]
+
+
+def test_a_correction_without_a_slot_is_asked_about_the_held_value_it_names() -> None:
+    world = World(Table({}), ScriptedMatcher([]))
+    home = world.write(candidate("c1", LIVES, "home_city", "Lisbon"))
+    probe = "User may have corrected or withdrawn something: {}"
+    named = candidate("c2", probe.format("ugh autocorrect, lisbon not lisburn")).model_copy(
+        update={"question": "corrects something"}
+    )
+    result = world.write(named)
+    assert result.decision is Decision.REVIEW and result.facts == ()
+    assert result.review is not None
+    assert result.review.incumbent_fact_ids == (home.facts[0].fact_id,)
+    unnamed = candidate("c3", probe.format("not sure about the tuesday call")).model_copy(
+        update={"question": "corrects something"}
+    )
+    assert world.write(unnamed).decision is Decision.NOOP
     assert [f.text for f in world.current()] == [LIVES]

@@ -195,3 +195,46 @@ def test_look_alikes_of_a_deletion_erase_nothing(text: str) -> None:
 def test_an_erase_id_is_stable_per_observation() -> None:
     first, again = records("forget my pronouns for now"), records("forget my pronouns for now")
     assert first == again
+
+
+def asked(text: str) -> list[tuple[str | None, str | None]]:
+    """What the worker's extractor asks a human about the turn: (slot, value) per question."""
+    return [
+        (r.attribute, None if r.value is None else str(r.value))
+        for r in extract_records(
+            Observation(observation_id="obs-1", subject_id="user-42", text=text, observed_at=SAID),
+            SCHEMA,
+            ask=True,
+        )
+        if isinstance(r, CandidateFact) and r.question is not None
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "slot"),
+    [
+        ("The move to Denver is done; the movers left an hour ago.", "home_city"),
+        ("reorg happened. im platform now", "team"),
+        ("we let the enterprise contract lapse", "plan"),
+        ("they made us go back, so office full time now", "work_arrangement"),
+        ("ugh autocorrect, Portland not Portsmouth", None),  # asked about the value it names
+    ],
+)
+def test_a_change_the_rules_cannot_read_is_asked_about_its_slot(
+    text: str, slot: str | None
+) -> None:
+    assert asked(text) == [(slot, None)]
+    assert not [r for r in records(text) if isinstance(r, CandidateFact) and r.question]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my sister moved to Paris last year",  # someone else's change
+        "thinking about moving to Lyon maybe",  # a plan
+        "I live in Lisbon",  # read, so nothing to ask
+        "had a great weekend hiking",
+    ],
+)
+def test_no_question_without_a_change_of_the_speakers_in_view(text: str) -> None:
+    assert [a for a in asked(text) if a[0] != "timezone"] == []

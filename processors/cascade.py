@@ -27,16 +27,35 @@ from typing import Literal
 
 from slotwise.processors.defaults import DEFAULT_TOP_K, DEFAULT_VECTOR_FLOOR
 from slotwise.processors.exact_join import exact_join
-from slotwise.processors.model import Decision, Neighbour, Resolution, SlotAnswer, stable_id
+from slotwise.processors.model import (
+    ERASURE_QUESTION,
+    Decision,
+    Neighbour,
+    Resolution,
+    SlotAnswer,
+    stable_id,
+)
 from slotwise.processors.ports import FactReader, SlotMatcher, VectorSearch
-from slotwise.processors.resolve import fact_id_for, new_fact, reconfirm, resolve, vector_row
+from slotwise.processors.resolve import (
+    fact_id_for,
+    new_fact,
+    reconfirm,
+    resolve,
+    vector_row,
+)
 from slotwise.processors.schema import AttributeSchema
 from slotwise.processors.vector_fetch import vector_fetch
-from slotwise.topics.records import CandidateFact, DecidedBy, ReviewItem
+from slotwise.topics.records import CandidateFact, DecidedBy, Fact, ReviewItem
 
 ReviewKind = Literal["close_neighbour", "model_failure"]
 
-__all__ = ["DEFAULT_TOP_K", "DEFAULT_VECTOR_FLOOR", "RESTATEMENT_COSINE", "Cascade", "restates"]
+__all__ = [
+    "DEFAULT_TOP_K",
+    "DEFAULT_VECTOR_FLOOR",
+    "RESTATEMENT_COSINE",
+    "Cascade",
+    "restates",
+]
 
 
 class Cascade:
@@ -94,6 +113,8 @@ class Cascade:
                 decided_by="replay",
             )
         spec = self._schema.get(candidate.attribute)
+        if candidate.question is not None:
+            return await self._ask(candidate, reader, now)
         if spec is not None:
             incumbents = await exact_join(reader, candidate)
             return resolve(
@@ -186,6 +207,62 @@ class Cascade:
             f"{self._label}: {shown} among {len(neighbours)} neighbours "
             f"(raw {answer.raw[:80]!r}); added",
         )
+
+    async def _ask(self, candidate: CandidateFact, reader: FactReader, now: datetime) -> Resolution:
+        """A candidate the reader could not decide: a human is asked, nothing is written.
+        About a slot, only while the slot holds a current fact (there is something the
+        turn may have changed); about no slot (a deletion it could not scope), always."""
+        held: tuple[str, ...] = ()
+        if candidate.attribute is None:
+            held = tuple(f.fact_id for f in await self._named(candidate, reader))
+            if not held and candidate.category != ERASURE_QUESTION:
+                return Resolution(
+                    decision=Decision.NOOP,
+                    candidate=candidate,
+                    reason="reader: the turn names no value the subject holds; nothing to ask",
+                    decided_by="policy",
+                )
+        else:
+            incumbents = await exact_join(reader, candidate)
+            current = [f for f in incumbents if f.status == "current"]
+            held = tuple(f.fact_id for f in current)
+            if not held:
+                return Resolution(
+                    decision=Decision.NOOP,
+                    candidate=candidate,
+                    reason=f"reader: unsure about {candidate.attribute}, which holds no "
+                    "current fact; nothing to ask",
+                    decided_by="policy",
+                )
+        reason = f"reader: {candidate.question}; a human decides"
+        return Resolution(
+            decision=Decision.REVIEW,
+            candidate=candidate,
+            reason=reason,
+            decided_by="policy",
+            review=ReviewItem(
+                schema="review/1",
+                review_id=stable_id("review", candidate.candidate_id),
+                subject_id=candidate.subject_id,
+                kind="ambiguous",
+                reason=reason,
+                candidate=candidate,
+                incumbent_fact_ids=held,
+                created_at=now,
+            ),
+        )
+
+    async def _named(self, candidate: CandidateFact, reader: FactReader) -> list[Fact]:
+        """The subject's current slotted facts whose value the candidate's text names
+        ("Portland not Portsmouth" names the held Portsmouth)."""
+        said = candidate.text.casefold()
+        named: list[Fact] = []
+        for spec in self._schema:
+            for fact in await reader.current_in_slot(candidate.subject_id, spec.name):
+                value = str(fact.value).casefold() if fact.value is not None else ""
+                if len(value) >= 3 and re.search(rf"(?<!\w){re.escape(value)}(?!\w)", said):
+                    named.append(fact)
+        return named
 
     def _add(
         self, candidate: CandidateFact, now: datetime, decided_by: str, reason: str

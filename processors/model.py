@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from slotwise.topics.records import CandidateFact, Command, Fact, ReviewItem, SupersessionEvent
 
 __all__ = [
+    "ERASURE_QUESTION",
     "ApplyOutcome",
     "ApplyStatus",
     "Decision",
@@ -25,6 +26,12 @@ _NAMESPACE = uuid.UUID("6f1c3d2e-5b7a-4c1e-9a53-2d8e0f6b9c41")
 def stable_id(*parts: str) -> str:
     """A UUID that a replay recomputes identically from the same inputs."""
     return str(uuid.uuid5(_NAMESPACE, "\x1f".join(parts)))
+
+
+# The category of a reader's question about a deletion it could not scope
+# (``CandidateFact.question``): always asked, whether or not the turn names a held value.
+# Any other question without an attribute is asked only about the held facts it names.
+ERASURE_QUESTION = "erasure"
 
 
 class Decision(enum.StrEnum):

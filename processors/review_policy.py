@@ -18,6 +18,9 @@ item's *mode*:
   with the proposed value, edit with the given one, reject leaves it.
 * ``revalidate`` — a derived fact whose source was superseded: accept keeps
   it (the flag is cleared), edit replaces its claim, reject closes it.
+* ``ask`` — the reader could not decide (a deletion whose scope it could not
+  read, a slot whose new value it could not read): edit applies the human's
+  value to the slot as a held write would; accept and reject write nothing.
 
 An item whose incumbent changed meanwhile is not applied as decided: a held
 candidate is decided again by the normal policy against the new state (which
@@ -61,10 +64,12 @@ __all__ = [
     "resolved",
 ]
 
-Mode = Literal["held", "pair", "redecide", "reslot", "revalidate"]
+Mode = Literal["held", "pair", "redecide", "reslot", "revalidate", "ask"]
 
 
 def mode(item: ReviewItem) -> Mode:
+    if item.candidate.question is not None:
+        return "ask"
     if item.origin == "reslot":
         return "reslot"
     if item.origin == "revalidation":
@@ -152,6 +157,7 @@ def edited(candidate: CandidateFact, value: Scalar, review_id: str) -> Candidate
             "source": "review",
             "confidence": 1.0,
             "stated_change": True,
+            "question": None,
         }
     )
 
@@ -256,6 +262,7 @@ def decide(
         "redecide": _redecide,
         "reslot": _reslot,
         "revalidate": _revalidate,
+        "ask": _ask,
     }
     return handlers[mode(item)](ctx)
 
@@ -274,6 +281,15 @@ def _held(ctx: _Ctx) -> Change | Redecide:
         embedding_model=ctx.embedding_model,
     )
     return ctx.done(Change.of(resolution))
+
+
+def _ask(ctx: _Ctx) -> Change | Redecide:
+    """The reader asked (a deletion it could not scope, a value it could not read): an
+    edit of a slot's question applies the human's value like a held write; anything else
+    closes the item and writes nothing (an erasure is a command of its own)."""
+    if ctx.command.action == "edit" and ctx.item.candidate.attribute is not None:
+        return _held(ctx)
+    return ctx.closed("accepted", "seen by a human; nothing written")
 
 
 def _redecide(ctx: _Ctx) -> Change | Redecide:

@@ -174,6 +174,11 @@ class CandidateFact(_Record):
     # years"): observed after the incumbent, it may replace it despite the earlier start
     # (optional; added later; importers leave it False and keep the out-of-order rule).
     ongoing: bool = False
+    # The reader could not decide what the turn asks or states, and asks a human this
+    # instead: a deletion request whose scope it cannot read, or a turn about a held slot
+    # whose new value it cannot read. Such a candidate is never stored: the write path
+    # opens an ``ambiguous`` review item (optional; added later).
+    question: str | None = None
 
     @property
     def effective_valid_from(self) -> datetime:

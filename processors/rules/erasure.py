@@ -1,154 +1,208 @@
 """Deletion intent: "forget where I live" is a request of the memory, never a new fact.
 
 A turn that asks the assistant to forget, delete, remove or stop keeping what
-the speaker told it becomes an ``erase`` :class:`~topics.records.Command`
-(DESIGN §7), ordered with the subject's writes on the candidates topic, and
-yields no fact. Precision first, because an erase destroys: the request must
-name the memory ("what you know about", "from your memory", "my data") or a
-thing the schema keeps about the speaker ("my job", "my email", "my
-diagnosis"). "I forgot my password", "forget it, never mind", "delete the
-meeting from my calendar", "remove the last paragraph" yield nothing. A
-whole-subject erase needs an explicit "everything" about the speaker.
+the speaker told it becomes ``erase`` commands (one per attribute, or one for
+the whole subject), ordered with the subject's writes, and yields no fact.
+Missing a request is a privacy failure the user cannot see, and erasing more
+than was asked destroys truths, so the reader answers one of three ways:
 
-Which attribute a request names is read from a small table of how people name
-them ("where I live" → ``home_city``, "my meds" → ``medications``); a request
-that names no attribute and not everything ("forget the last thing I said")
-yields nothing rather than a guess, since an erase without an attribute would
-be an erase of everything.
+* **erase** — the scope is read: the attributes named ("my address and my
+  phone"), a topic ("everything about my health": the schema's category), or
+  everything about the speaker (only when they say everything, all my data,
+  or "forget me");
+* **ask** — it is a request of the memory but its scope cannot be read
+  ("forget what I just told you", "delete the stuff about my ex"): a human is
+  asked, nothing is erased and nothing is guessed;
+* **read** — the request quotes a statement ("forget that I'm vegan"): the
+  extractor reads the statement for its slots, and asks when it finds none.
+
+The request must be addressed to the memory: an imperative at the start of a
+clause (after "please", "can you" …) or a wish ("I'd like my email
+forgotten"). Tasks on passwords, inboxes, phones, files and calendars, other
+people's requests, "forget it, never mind" and "I forgot my keys" are nothing.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from functools import cache
+from typing import Literal
+
+from slotwise.processors.rules.erasure_words import (
+    ALL_OF_ME,
+    ASK_OBJECT,
+    LEAD,
+    MEMORY,
+    NAMED,
+    NOT_MEMORY,
+    POINTER,
+    TOPICS,
+    VERB,
+    WANT_GONE,
+)
+from slotwise.processors.schema import AttributeSchema
 
 __all__ = ["ErasureRequest", "read_erasure"]
 
-_I = re.IGNORECASE
-
-_VERB = (
-    r"(?:forget|delete|erase|remove|wipe|clear|drop|scratch|purge|unlearn|reset|stop\s+using|"
-    r"stop\s+(?:remembering|storing|keeping|saving)|don't\s+(?:store|keep|save|remember)|"
-    r"do\s+not\s+(?:store|keep|save|remember))"
+_REQUEST = re.compile(rf"^{LEAD}(?P<verb>{VERB})\b(?P<rest>.*)$")
+# Verbs that are about memory by themselves; "delete" and "remove" also name tasks.
+_FORGET = re.compile(
+    r"^(?:forget|unlearn|stop\s+(?:remembering|storing|keeping|saving|holding)|"
+    r"(?:don't|dont|do\s+not|never|not)\s+(?:remember|store|keep|save|hold|retain|record)|"
+    r"olvid|esque|no\s+(?:recuerdes|guardes)|n[aã]o\s+guard)"
 )
-_REQUEST = re.compile(
-    rf"^(?:(?:please|pls|plz|can\s+you|could\s+you|i\s+want\s+you\s+to|i'd\s+like\s+you\s+to|"
-    rf"you\s+can|just|and|also|"
-    rf"ok|okay|changed\s+my\s+mind,?)\s+)*{_VERB}\b(?P<rest>.*)$"
-    rf"|^I\s+want\s+(?P<all>all\s+my\s+(?:personal\s+)?(?:data|information|info|details))\s+"
-    r"(?:deleted|removed|erased|wiped)\b(?P<rest2>.*)$",
-    _I,
+# The speaker's own things, said as the object of the request.
+_OWN = re.compile(
+    r"^(?:about\s+|all\s+(?:of\s+)?|everything\s+(?:about\s+)?|toda\s+|"
+    r"the\s+(?:info|information|details|stuff|bit|thing|part)\s+(?:about|on)\s+)?"
+    r"(?:my|mi|mis|o\s+meu|a\s+minha|os\s+meus)\b"
 )
-# What makes it a request of the memory rather than of a calendar, a draft or a file.
-_MEMORY = re.compile(
-    r"\b(?:about\s+me|you\s+(?:know|remember|have|think|stored|saved)|i\s+(?:just\s+)?(?:told|said|mentioned|"
-    r"gave|shared)|i\s+ever\s+(?:told|said|mentioned)|your\s+(?:memory|notes|records|files)|"
-    r"from\s+(?:your\s+)?memory|on\s+file|my\s+(?:memory\s+)?profile|my\s+(?:personal\s+)?"
-    r"(?:data|info|information|details)|stored|anymore|for\s+now|it's\s+private|forget\s+it\b(?!,))",
-    _I,
+_PERSONAL = re.compile(
+    r"\b(?:my|i|me|i'm|i've|mine|mi|mis|mí|meu|minha|meus|eu|vivo|moro|trabalho|trabajo|"
+    r"acabo|dije|disse|contei)\b"
 )
-_EVERYTHING = re.compile(
-    r"\b(?:everything|all)\s+(?:you\s+(?:know|have|remember|stored)|about\s+me|of\s+my|my\s+"
-    r"(?:personal\s+)?(?:data|info|information|details))|\ball\s+my\s+(?:personal\s+)?"
-    r"(?:data|info|information|details)\b|\b(?:my\s+)?memory\s+profile\s+completely\b|"
-    r"\bwipe\s+my\s+(?:memory|profile)\b|\breset\s+everything\b|\bstart\s+(?:fresh|over)\s+"
-    r"(?:with\s+)?(?:my\s+)?(?:memory|profile)?",
-    _I,
+_COLLECTIVE = re.compile(r"\b(?:we|our|we're)\b")
+_QUANTIFIED = re.compile(
+    r"\b(?:everything|all|anything|stuff|info|information|details|data|todo|toda|tudo)\b"
 )
-# How people name an attribute in a request, most specific first.
-_NAMED: tuple[tuple[str, str], ...] = (
-    (
-        r"home\s+city|city\s+i\s+live\s+in|what\s+city|where\s+i\s+live|my\s+city|i\s+live\s+in",
-        "home_city",
-    ),
-    (r"postal\s+address|my\s+address|home\s+address|mailing\s+address", "postal_address"),
-    (
-        r"where\s+i\s+(?:am|'m)|wherever\s+you\s+think\s+i\s+am|my\s+location|where\s+i'm\s+staying",
-        "current_location",
-    ),
-    (r"date\s+of\s+birth|birthday|\bdob\b|my\s+age|how\s+old", "date_of_birth"),
-    (r"birthplace|where\s+i\s+was\s+born", "birthplace"),
-    (r"hometown|where\s+i\s+grew\s+up", "hometown"),
-    (r"nationality|citizenship", "nationality"),
-    (r"nickname|preferred\s+name|what\s+to\s+call\s+me", "preferred_name"),
-    (r"pronouns", "pronouns"),
-    (r"my\s+(?:full\s+|real\s+|legal\s+)?name\b", "name"),
-    (r"e-?mail", "email"),
-    (r"phone|number|mobile", "phone"),
-    (
-        r"contact\s+(?:preference|method)s?|how\s+to\s+(?:reach|contact)\s+me",
-        "preferred_contact_method",
-    ),
-    (r"timezone|time\s+zone", "timezone"),
-    (
-        r"job\s+title|my\s+title|my\s+role|what\s+i\s+do\s+for\s+(?:a\s+)?(?:living|work)",
-        "job_title",
-    ),
-    (r"my\s+job|employer|where\s+i\s+work|my\s+company|my\s+work\b", "employer"),
-    (r"my\s+team", "team"),
-    (r"my\s+(?:school|university|uni|degree|education)", "education"),
-    (r"payment\s+(?:info|method|details)|my\s+card|how\s+i\s+pay", "payment_method"),
-    (r"billing", "billing_cycle"),
-    (r"my\s+plan|subscription", "plan"),
-    (r"diet", "diet"),
-    (r"allerg", "allergies"),
-    (r"\bmeds\b|medication|prescription|pills", "medications"),
-    (r"diagnosis|health\s+condition|medical\s+condition|condition|illness", "medical_conditions"),
-    (r"relationship|marital|partner|married|divorce", "relationship_status"),
-    (r"\bkids?\b|children|child", "children_count"),
-    (r"\bdog\b|\bcat\b|\bpets?\b", "pets"),
-    (r"hobb", "hobbies"),
-    (r"languages?\s+i\s+speak|languages", "languages"),
-    (r"religion|faith", "religion"),
+# What a quoted statement is introduced by: "forget (that) I said (that) …".
+_SAID = re.compile(
+    r"^(?:that\s+)?(?:i\s+(?:ever\s+|just\s+)?(?:said|told\s+you|mentioned)\s+(?:that\s+)?)?"
+    r"(?P<said>(?:i|i'm|i've|my)\b.+)$"
 )
-_NAMED_RE = tuple((re.compile(rf"\b(?:{p})", _I), a) for p, a in _NAMED)
-# Things of the speaker's that are not memories: asking to delete them is a task.
-_NOT_MEMORY = re.compile(
-    r"\b(?:password|login|calendar|meeting|appointment|standup|event|reminder|photo|"
-    r"attachment|draft|email\s+you\s+drafted|message\s+i\s+sent|paragraph|line|sentence|recipe|"
-    r"(?:the|a|that)\s+file|files|"
-    r"onions|cilantro|chat|conversation\s+history|whiteboard|cart|basket|mailing\s+list|"
-    r"newsletter|account|app|hotel|restaurant|flight|booking|dinner|plans?\b(?!\s+(?:info|details))|"
-    r"tab|browser|cache|folder|document|slide|task|todo|alarm|timer)\b",
-    _I,
+_FILLER = re.compile(
+    r"\b(?:please|pls|plz|too|as\s+well|now|then|from\s+(?:your\s+)?memory|por\s+favor|lol|"
+    r"thanks|thx|ok|okay)\b|[,.!?]"
+)
+_CLAUSES = re.compile(
+    r"(?<=[.!?:;])\s+|\n+|,\s+(?!(?:like|such\s+as|including|e\.g\.)\b)|\s+-+\s+|"
+    r"\s+(?:and|but|y|e)\s+(?=(?:forget|delete|erase|remove|wipe|please|pls|olvida|borra|"
+    r"esquece|apaga)\b)"
 )
 
 
-class ErasureRequest(tuple[tuple[str | None, ...], str]):
-    """``(attributes, reason)``: the attributes to erase (one ``None``: everything)."""
+@dataclass(frozen=True, slots=True)
+class ErasureRequest:
+    """What a deletion request asks: ``attributes`` to erase (one ``None``: everything) for
+    ``erase``; nothing for ``ask``; ``said``, the statement to read, for ``read``."""
 
-    __slots__ = ()
-
-    @property
-    def attributes(self) -> tuple[str | None, ...]:
-        return self[0]
-
-    @property
-    def reason(self) -> str:
-        return self[1]
+    kind: Literal["erase", "ask", "read"]
+    reason: str
+    attributes: tuple[str | None, ...] = ()
+    said: str | None = None
 
 
-def read_erasure(text: str) -> ErasureRequest | None:
-    """The erase the turn asks for, or None when it asks for none (or is ambiguous)."""
-    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text.strip()):
-        found = _REQUEST.match(sentence.strip().rstrip(".!"))
-        if found is None:
-            continue
-        rest = (
-            found["rest"] if found["rest"] is not None else f"{found['all']} {found['rest2'] or ''}"
-        )
-        quote = sentence.strip()[:120]
-        if _EVERYTHING.search(sentence):
-            return ErasureRequest(((None,), quote))
-        if _NOT_MEMORY.search(rest):
-            continue
-        named = [a for pattern, a in _NAMED_RE if pattern.search(rest)]
-        if not named:
-            continue
-        personal = re.search(r"\b(?:my|i|me|i'm|mine)\b", rest, _I)
-        if not (
-            personal
-            and (_MEMORY.search(sentence) or re.match(r"^\s*(?:my|about\s+my)\b", rest, _I))
-        ):
-            continue
-        return ErasureRequest(((named[0],), quote))
+def read_erasure(text: str, schema: AttributeSchema | None = None) -> ErasureRequest | None:
+    """The request the turn makes of the memory, or None when it makes none."""
+    plain = text.replace("\u2019", "'").replace("\u2018", "'").strip()
+    clauses = [c.strip() for c in _CLAUSES.split(plain) if c and c.strip()]
+    for i, clause in enumerate(clauses):
+        found = _request(clause.lower().rstrip(".!?"), [c.lower() for c in clauses[:i]], schema)
+        if found is not None:
+            kind, attributes, said = found
+            if kind == "erase" and None not in attributes:
+                attributes += _listed(clauses[i + 1 :], attributes, schema)
+            return ErasureRequest(kind, clause[:120], attributes, said)
     return None
+
+
+_Reading = tuple[Literal["erase", "ask", "read"], tuple[str | None, ...], str | None]
+
+
+def _request(clause: str, before: list[str], schema: AttributeSchema | None) -> _Reading | None:
+    wished = WANT_GONE.match(clause)
+    if wished is not None:
+        what = wished["what"] or wished["what2"] or wished["what3"] or ""
+        verb, rest = "forget", f"{what} {wished['rest'] or wished['rest3'] or ''}".strip()
+        if wished["rest3"] is not None:
+            return "erase", (None,), None
+    else:
+        asked = _REQUEST.match(clause)
+        if asked is None:
+            return None
+        verb, rest = asked["verb"], asked["rest"].strip()
+        if verb in {"take", "reset"} and not MEMORY.search(rest):
+            return None
+    forgets = bool(_FORGET.match(verb))
+    scope = _scope(rest, schema)
+    if scope:
+        if not _personal(rest, forgets) or (NOT_MEMORY.search(rest) and not MEMORY.search(rest)):
+            return None
+        if not (forgets or MEMORY.search(clause) or _OWN.match(rest)):
+            return None
+        return "erase", scope, None
+    if NOT_MEMORY.search(rest) and not MEMORY.search(rest):
+        return None
+    if ALL_OF_ME.search(rest):
+        return "erase", (None,), None
+    if POINTER.match(rest) and not _FILLER.sub(" ", POINTER.sub("", rest)).strip():
+        return _pointed(before, schema)
+    if ASK_OBJECT.match(rest) and (_personal(rest, forgets) or MEMORY.search(rest)):
+        said = _SAID.match(re.sub(r"^about\s+", "", rest))
+        if said is not None and said["said"] != rest:
+            return "read", (), said["said"]
+        return "ask", (), None
+    return None
+
+
+def _listed(
+    after: list[str], asked: tuple[str | None, ...], schema: AttributeSchema | None
+) -> tuple[str | None, ...]:
+    """The attributes a list running on after the request names ("forget my name,
+    pronouns, birthday"): only clauses that are nothing but names."""
+    more: list[str] = []
+    for clause in after:
+        plain = clause.lower().rstrip(".!?")
+        named = [a for a in _scope(plain, schema) if a not in asked and a not in more]
+        bare = _LIST_WORDS.sub(" ", _NAMES.sub(" ", plain)).strip()
+        if not named or bare:
+            break
+        more += named
+    return tuple(more)
+
+
+def _pointed(before: list[str], schema: AttributeSchema | None) -> _Reading | None:
+    """ "Delete that": the previous clause that spoke of the memory says what."""
+    for clause in reversed(before):
+        if MEMORY.search(clause) or WANT_GONE.match(clause):
+            scope = _scope(clause, schema)
+            return ("erase", scope, None) if scope else ("ask", (), None)
+    return None
+
+
+def _personal(rest: str, forgets: bool) -> bool:
+    return bool(_PERSONAL.search(rest) or (forgets and _COLLECTIVE.search(rest)))
+
+
+def _scope(rest: str, schema: AttributeSchema | None) -> tuple[str, ...]:
+    """The attributes the words name, a longer name claiming its words first, plus every
+    attribute of a topic asked for as a whole ("all the work stuff")."""
+    claimed: list[tuple[int, int]] = []
+    named: list[str] = []
+    for pattern, attribute in _NAMED_RE:
+        for match in pattern.finditer(rest):
+            span = match.span()
+            if any(a < span[1] and span[0] < b for a, b in claimed):
+                continue
+            claimed.append(span)
+            if attribute not in named:
+                named.append(attribute)
+    if _QUANTIFIED.search(rest):
+        spec = schema or _schema()
+        for pattern, category in _TOPICS_RE:
+            if pattern.search(rest):
+                named += [a.name for a in spec if a.category == category and a.name not in named]
+    return tuple(named)
+
+
+_NAMES = re.compile("|".join(rf"\b(?:{p})\w*" for p, _ in NAMED))
+_LIST_WORDS = re.compile(r"\b(?:and|or|my|the|too|also|please|pls|etc)\b|[,.!?]")
+_NAMED_RE = tuple((re.compile(rf"\b(?:{p})"), a) for p, a in NAMED)
+_TOPICS_RE = tuple((re.compile(rf"\b(?:{p})"), c) for p, c in TOPICS)
+
+
+@cache
+def _schema() -> AttributeSchema:
+    """The shipped vocabulary, for callers that pass none (the topics' members)."""
+    return AttributeSchema.load()

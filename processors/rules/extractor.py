@@ -12,18 +12,19 @@ from datetime import datetime
 from itertools import islice
 
 from slotwise.processors.dates import UNKNOWN_START, DateMention, duration_start, find_date
-from slotwise.processors.model import stable_id
+from slotwise.processors.model import ERASURE_QUESTION, stable_id
 from slotwise.processors.ports import Embedder
 from slotwise.processors.rules.chat import expand
 from slotwise.processors.rules.classifier import ExemplarClassifier
 from slotwise.processors.rules.clauses import NEGATION, Clause, split_clauses
 from slotwise.processors.rules.corrections import read_correction, read_replacement
 from slotwise.processors.rules.derived import implied_timezone
-from slotwise.processors.rules.erasure import read_erasure
+from slotwise.processors.rules.erasure import ErasureRequest, read_erasure
 from slotwise.processors.rules.findings import Finding
 from slotwise.processors.rules.head import ALSO_RULES, NEGATION_RULES, RULES
 from slotwise.processors.rules.head.standing import read_contact_method
 from slotwise.processors.rules.tail import read_free_text
+from slotwise.processors.rules.unsure import unsure_questions
 from slotwise.processors.rules.wording import absolute_dates
 from slotwise.processors.schema import AttributeSchema
 from slotwise.topics.records import CandidateFact, Command, Observation
@@ -103,38 +104,82 @@ class RulesExtractor:
 
     async def extract(self, observation: Observation) -> list[CandidateFact | Command]:
         if self._classifier is None:
-            return extract_records(observation, self._schema)
+            return extract_records(observation, self._schema, ask=True)
         # The embedder is CPU-bound: off the event loop.
-        return await asyncio.to_thread(extract_records, observation, self._schema, self._classifier)
+        return await asyncio.to_thread(
+            extract_records, observation, self._schema, self._classifier, ask=True
+        )
 
 
 def extract_records(
     observation: Observation,
     schema: AttributeSchema,
     classifier: ExemplarClassifier | None = None,
+    *,
+    ask: bool = False,
 ) -> list[CandidateFact | Command]:
-    """The facts a turn states about the subject, or the erase it asks for (never both)."""
+    """The facts a turn states about the subject, or the erase it asks for (never both).
+    With ``ask`` (the extractor the worker runs), also a question for each slot the turn
+    speaks about whose new value the rules could not read (``processors.rules.unsure``)."""
     if observation.speaker.strip().lower() in NON_USER_SPEAKERS:
         return []
     text = observation.text.replace("\u2019", "'").replace("\u2018", "'")
     if INJECTION.search(text):
         return []
-    request = read_erasure(text)
+    request = read_erasure(text, schema)
     if request is not None:
-        return [
-            Command(
-                schema="command/1",
-                command_id=stable_id("erase", observation.observation_id, str(i)),
-                subject_id=observation.subject_id,
-                command="erase",
-                issued_at=observation.observed_at,
-                observation_id=observation.observation_id,
-                reason=request.reason,
-                attribute=attribute,
-            )
-            for i, attribute in enumerate(request.attributes)
-        ]
-    return list(extract_candidates(observation, schema, classifier))
+        return _erasure(request, observation, schema)
+    stated, clauses = _read_turn(observation, schema, classifier)
+    if not ask:
+        return list(stated)
+    placer = classifier.classify if classifier is not None else None
+    return [*stated, *unsure_questions(observation, clauses, stated, placer)]
+
+
+def _erasure(
+    request: ErasureRequest, observation: Observation, schema: AttributeSchema
+) -> list[CandidateFact | Command]:
+    """The erase commands a request scopes; a statement it quotes ("forget that I'm
+    vegan") read for its slots; a human asked when the scope cannot be read."""
+    attributes = request.attributes
+    if request.kind == "read" and request.said is not None:
+        quoted = observation.model_copy(update={"text": request.said})
+        stated = {c.attribute for c in extract_candidates(quoted, schema) if c.attribute}
+        attributes = tuple(spec.name for spec in schema if spec.name in stated)
+    if not attributes:
+        return [_deletion_question(request, observation)]
+    return [
+        Command(
+            schema="command/1",
+            command_id=stable_id("erase", observation.observation_id, str(i)),
+            subject_id=observation.subject_id,
+            command="erase",
+            issued_at=observation.observed_at,
+            observation_id=observation.observation_id,
+            reason=request.reason,
+            attribute=attribute,
+        )
+        for i, attribute in enumerate(attributes)
+    ]
+
+
+def _deletion_question(request: ErasureRequest, observation: Observation) -> CandidateFact:
+    """A deletion request whose scope cannot be read: nothing is erased (a guess could
+    erase more than was asked), a human is asked which facts it means."""
+    return CandidateFact(
+        schema="candidate/1",
+        candidate_id=stable_id("rules-erase-question", observation.observation_id),
+        subject_id=observation.subject_id,
+        text=f"User asked to forget something: {request.reason!r}",
+        category=ERASURE_QUESTION,
+        observed_at=observation.observed_at,
+        source=observation.source,
+        confidence=1.0,
+        importance=IMPORTANCE["identity"],
+        observation_id=observation.observation_id,
+        question=f"deletion request whose scope cannot be read ({request.reason!r}): "
+        "erase what it means, or close this",
+    )
 
 
 def extract_candidates(
@@ -144,11 +189,20 @@ def extract_candidates(
 ) -> list[CandidateFact]:
     """The facts about the subject stated in one observation (deterministic; pure without
     a ``classifier``, which places what the rules could not)."""
+    return _read_turn(observation, schema, classifier)[0]
+
+
+def _read_turn(
+    observation: Observation,
+    schema: AttributeSchema,
+    classifier: ExemplarClassifier | None,
+) -> tuple[list[CandidateFact], list[Clause]]:
+    """The facts the turn states, and the clauses they were read from."""
     if observation.speaker.strip().lower() in NON_USER_SPEAKERS:
-        return []
+        return [], []
     raw = observation.text.replace("\u2019", "'").replace("\u2018", "'")
-    if INJECTION.search(raw) or read_erasure(raw) is not None:
-        return []
+    if INJECTION.search(raw) or read_erasure(raw, schema) is not None:
+        return [], []
     cased = any(ch.isupper() for ch in raw)
     text = expand(QUOTED.sub(" … ", raw))
     clauses = list(islice(split_clauses(text, cased=cased), MAX_CLAUSES))
@@ -189,7 +243,7 @@ def extract_candidates(
                 )
             )
     zone = schema.get("timezone")
-    return candidates + implied_timezone(candidates, text, zone.category if zone else None)
+    return candidates + implied_timezone(candidates, text, zone.category if zone else None), clauses
 
 
 def _classified(

@@ -1,4 +1,5 @@
-"""``slotwise eval PAIRS.jsonl [--turns TURNS.jsonl] [--out DIR] [--end-to-end]``.
+"""``slotwise eval PAIRS.jsonl [--turns TURNS.jsonl] [--deletion DELETION.jsonl] [--out DIR]
+[--end-to-end]``.
 
 Measures matching and extraction on a labelled set (seed 004): the table per
 mechanism, the breakdown per kind, the disagreements, a PR plot and the JSON
@@ -48,6 +49,14 @@ def evaluate(
         Path | None,
         typer.Option("--turns", metavar="TURNS.jsonl", help="Labelled turns for extraction P/R."),
     ] = None,
+    deletion: Annotated[
+        Path | None,
+        typer.Option(
+            "--deletion",
+            metavar="DELETION.jsonl",
+            help="Labelled deletion requests and look-alikes, scored with the split's own.",
+        ),
+    ] = None,
     out: Annotated[
         Path,
         typer.Option("--out", metavar="DIR", help="Where results.json, table.md and pr.png go."),
@@ -62,6 +71,12 @@ def evaluate(
     ] = False,
 ) -> None:
     """Score matching and extraction on a labelled set; exit 1 on any false supersession."""
+    from slotwise.streams.evaluation.deletion import (  # noqa: PLC0415
+        DeletionOutcome,
+        deletion_cases,
+        read_deletions,
+        run_deletions,
+    )
     from slotwise.streams.evaluation.offline import (  # noqa: PLC0415
         PairOutcome,
         TurnOutcome,
@@ -77,6 +92,7 @@ def evaluate(
     try:
         pairs = read_pairs(pairs_path)
         labelled_turns = read_turns(turns) if turns is not None else []
+        cases = read_deletions(deletion) if deletion is not None else []
     except DatasetError as exc:
         _err.print(f"[red]{exc}[/red]")
         raise typer.Exit(2) from None
@@ -88,20 +104,26 @@ def evaluate(
             "pairs (end to end)" if end_to_end else "pairs", total=len(pairs)
         )
 
-        async def in_process() -> tuple[list[TurnOutcome], list[PairOutcome]]:
-            # One event loop for both: a model client belongs to the loop it was opened on.
-            turned = await run_turns(stages, labelled_turns, lambda: progress.advance(turn_task))
-            if end_to_end:
-                return turned, []
-            paired = await run_pairs(stages, pairs, lambda: progress.advance(pair_task))
-            return turned, paired
+        cases += deletion_cases(pairs, labelled_turns)
+        deletion_task = progress.add_task("deletion intent", total=len(cases))
 
-        turn_outcomes, outcomes = asyncio.run(in_process())
+        async def in_process() -> tuple[
+            list[TurnOutcome], list[PairOutcome], list[DeletionOutcome]
+        ]:
+            # One event loop for all: a model client belongs to the loop it was opened on.
+            turned = await run_turns(stages, labelled_turns, lambda: progress.advance(turn_task))
+            asked = await run_deletions(stages, cases, lambda: progress.advance(deletion_task))
+            if end_to_end:
+                return turned, [], asked
+            paired = await run_pairs(stages, pairs, lambda: progress.advance(pair_task))
+            return turned, paired, asked
+
+        turn_outcomes, outcomes, deletion_outcomes = asyncio.run(in_process())
         if end_to_end:
             from slotwise.streams.evaluation.end_to_end import replay  # noqa: PLC0415
 
             outcomes = replay(settings, stages, pairs, lambda: progress.advance(pair_task))
-    scores = score(pairs, outcomes, labelled_turns, turn_outcomes)
+    scores = score(pairs, outcomes, labelled_turns, turn_outcomes, (cases, deletion_outcomes))
     mode = "end to end" if end_to_end else "in-process"
     label = f"{pairs_path.name}, {stages.description}, {mode}"
     print_report(scores, _out, label=label)
@@ -111,6 +133,7 @@ def evaluate(
         out / "results.json",
         pairs_file=str(pairs_path),
         turns_file=None if turns is None else str(turns),
+        deletion_file=None if deletion is None else str(deletion),
         mode=mode,
         stages=stages.description,
         seconds=round(time.monotonic() - started, 1),

@@ -103,6 +103,13 @@ def _shown(value: object) -> str | None:
     return None if value is None else str(value)
 
 
+def _extracted(candidates: Sequence[CandidateFact]) -> tuple[Extracted, ...]:
+    """The facts a turn stated; a reader's question (``CandidateFact.question``) states none."""
+    return tuple(
+        Extracted(c.attribute, _shown(c.value), c.text) for c in candidates if c.question is None
+    )
+
+
 def _split(
     extracted: Sequence[CandidateFact | Command],
 ) -> tuple[list[CandidateFact], list[Command]]:
@@ -119,7 +126,7 @@ async def run_turns(
         subject = subject_of(turn.id)
         observation = turn_observation(turn.id, turn.text, turn.observed_at, subject_id=subject)
         candidates, commands = _split(await stages.extractor.extract(observation))
-        facts = tuple(Extracted(c.attribute, _shown(c.value), c.text) for c in candidates)
+        facts = _extracted(candidates)
         outcomes.append(TurnOutcome(turn.id, facts, tuple(c.attribute for c in commands)))
         if progress is not None:
             progress()
@@ -189,7 +196,7 @@ async def _run_pair(
     texts = [c.text for c in candidates] or [pair.turn.text]
     cosine = max(cosines.cosine(incumbent.text, t) for t in texts)
     exact = incumbent.attribute is not None and any(
-        c.attribute == incumbent.attribute for c in candidates
+        c.attribute == incumbent.attribute and c.question is None for c in candidates
     )
     rerank = None
     if stages.reranker is not None:
@@ -198,7 +205,7 @@ async def _run_pair(
         )
     chosen = _bearing(incumbent, resolutions, pair)
     erase = tuple(c.attribute for c in commands)
-    extracted = tuple(Extracted(c.attribute, _shown(c.value), c.text) for c in candidates)
+    extracted = _extracted(candidates)
     events = [e for r in resolutions for e in r.supersessions]
     supersedes = any(e.old_fact_id == incumbent.fact_id for e in events)
     if chosen is None:

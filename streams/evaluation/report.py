@@ -12,7 +12,7 @@ from rich.table import Table
 from slotwise.streams.evaluation.scoring import Row, Scores
 from slotwise.topics.codec import dumps
 
-__all__ = ["markdown", "print_report", "write_json"]
+__all__ = ["markdown", "print_report", "review_lines", "write_json"]
 
 HARDEST = 10
 
@@ -71,6 +71,8 @@ def print_report(scores: Scores, console: Console, *, label: str) -> None:
             else ""
         )
     )
+    for line in review_lines(scores):
+        console.print(line)
     console.print(
         f"decisions right: {scores.correct}/{scores.pairs}; "
         f"mix {dict(sorted(scores.decisions.items()))}; "
@@ -96,6 +98,27 @@ def print_report(scores: Scores, console: Console, *, label: str) -> None:
         for item in scores.disagreements:
             shown.add_row(item.pair_id, item.kind, item.expected, item.got, item.why)
         console.print(shown)
+
+
+def review_lines(scores: Scores) -> list[str]:
+    """The deletion-intent and review-queue rows, as printed under the table."""
+    lines: list[str] = []
+    de = scores.deletion
+    if de is not None:
+        lines.append(
+            f"deletion intent: recall {_pct(de.recall)} ({de.honoured}/{de.requests} requests "
+            f"honoured, {de.to_review} asked of a human); look-alike erasures "
+            f"{de.lookalike_erasures}/{de.non_requests} (review questions "
+            f"{de.lookalike_reviews}); wider than asked {de.wider}"
+        )
+    rv = scores.review
+    if rv is not None:
+        lines.append(
+            f"caught (supersession or review): {_pct(rv.caught_share)} ({rv.caught}/"
+            f"{rv.changes} true changes); review noise: {_pct(rv.noise_share)} "
+            f"({rv.noise}/{rv.review_items} review items were not changes)"
+        )
+    return lines
 
 
 def markdown(scores: Scores) -> str:
@@ -124,6 +147,11 @@ def write_json(scores: Scores, path: Path, **context: Any) -> Path:
     ex = scores.extraction
     document["extraction"]["precision"] = ex.precision
     document["extraction"]["recall"] = ex.recall
+    if scores.deletion is not None:
+        document["deletion"]["recall"] = scores.deletion.recall
+    if scores.review is not None:
+        document["review"]["caught_share"] = scores.review.caught_share
+        document["review"]["noise_share"] = scores.review.noise_share
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(dumps(document))
     return path

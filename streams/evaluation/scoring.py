@@ -20,6 +20,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from slotwise.streams.evaluation.data import Expected, LabelledTurn, Pair
+from slotwise.streams.evaluation.deletion import (
+    DeletionCase,
+    DeletionOutcome,
+    DeletionScore,
+    ReviewScore,
+    score_deletions,
+    score_reviews,
+)
 from slotwise.streams.evaluation.offline import PairOutcome, TurnOutcome
 
 __all__ = [
@@ -189,6 +197,10 @@ class Scores:
     pairs: int
     correct: int
     false_supersessions: tuple[str, ...] = field(default=())
+    # Deletion intent (requests honoured, look-alikes erased, wider than asked), when the
+    # deletion cases were run, and the review queue (changes caught, noise).
+    deletion: DeletionScore | None = None
+    review: ReviewScore | None = None
 
 
 def _shown_expected(pair: Pair) -> str:
@@ -219,6 +231,7 @@ def score(
     outcomes: Sequence[PairOutcome],
     turns: Sequence[LabelledTurn] = (),
     turn_outcomes: Sequence[TurnOutcome] = (),
+    deletions: tuple[Sequence[DeletionCase], Sequence[DeletionOutcome]] | None = None,
 ) -> Scores:
     truth = [p.same_slot for p in pairs]
     rows = [
@@ -306,6 +319,8 @@ def score(
         pairs=len(pairs),
         correct=sum(correct(p, o) for p, o in zip(pairs, outcomes, strict=True)),
         false_supersessions=tuple(p.id for p, f in zip(pairs, false, strict=True) if f),
+        deletion=score_deletions(*deletions) if deletions is not None else None,
+        review=score_reviews(pairs, outcomes, found) if pairs else None,
     )
 
 

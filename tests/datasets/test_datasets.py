@@ -414,3 +414,54 @@ def test_only_out_of_order_turns_arrive_before_their_incumbent(
         if early:
             assert record["kind"] == "out_of_order", f"{record['_where']}: turn before incumbent"
             assert record["decision"] == "ADD", f"{record['_where']}: a late arrival is history"
+
+
+# --- deletion intent ----------------------------------------------------------------
+
+DELETION_FILES = {split: DATASETS / f"deletion.{split}.jsonl" for split in SPLITS}
+DELETION_KINDS = {"attribute", "topic", "fact", "everything", "lookalike"}
+MIN_REQUESTS, MIN_LOOKALIKES = 80, 80
+
+
+@pytest.fixture(scope="module")
+def deletions() -> dict[str, list[dict[str, Any]]]:
+    return {split: _load(path) for split, path in DELETION_FILES.items()}
+
+
+def test_deletion_lines_have_the_documented_shape(
+    deletions: dict[str, list[dict[str, Any]]],
+) -> None:
+    ids: Counter[str] = Counter()
+    for record in _all(deletions):
+        where = record["_where"]
+        assert _fields(record) == {"id", "kind", "text", "observed_at", "erase", "note"}, where
+        assert re.fullmatch(r"de-\d{4}", record["id"]), where
+        ids[record["id"]] += 1
+        assert record["kind"] in DELETION_KINDS, where
+        assert _is_str(record["text"]) and isinstance(record["note"], str), where
+        _timestamp(record["observed_at"], where)
+        erase = record["erase"]
+        if record["kind"] == "lookalike":
+            assert erase is None, f"{where}: a look-alike asks for no erase"
+            continue
+        assert isinstance(erase, dict) and len(erase) == 1, f"{where}: bad erase {erase!r}"
+        ((key, value),) = erase.items()
+        if key == "attributes":
+            assert value and all(a in VOCABULARY for a in value), f"{where}: {value!r}"
+            assert len(set(value)) == len(value), where
+        else:
+            assert key in {"subject", "ask"} and value is True, f"{where}: bad erase {erase!r}"
+            assert (key == "subject") == (record["kind"] == "everything"), where
+    assert not [i for i, n in ids.items() if n > 1], "duplicate deletion ids"
+
+
+def test_enough_deletion_requests_and_look_alikes_in_both_splits(
+    deletions: dict[str, list[dict[str, Any]]],
+) -> None:
+    everything = _all(deletions)
+    assert sum(r["kind"] != "lookalike" for r in everything) >= MIN_REQUESTS
+    assert sum(r["kind"] == "lookalike" for r in everything) >= MIN_LOOKALIKES
+    for split in SPLITS:
+        assert {r["kind"] for r in deletions[split]} == DELETION_KINDS, split
+    texts = Counter(r["text"].strip().lower() for r in everything)
+    assert not [t for t, n in texts.items() if n > 1], "a deletion text appears twice"

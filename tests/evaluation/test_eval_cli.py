@@ -52,3 +52,31 @@ def test_eval_reports_a_malformed_file(tmp_path: Path) -> None:
     bad.write_text('{"id": "sp-1"}\n')
     result = CliRunner().invoke(app, ["eval", str(bad), "--out", str(tmp_path)])
     assert result.exit_code == 2
+
+
+def test_eval_reports_deletion_intent_and_the_review_queue(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SLOTWISE_ANTHROPIC_API_KEY", raising=False)
+    datasets = ROOT / "datasets"
+    result = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            str(datasets / "slot_pairs.test.jsonl"),
+            "--turns",
+            str(datasets / "turns.test.jsonl"),
+            "--deletion",
+            str(datasets / "deletion.test.jsonl"),
+            "--out",
+            str(tmp_path),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "deletion intent: recall" in result.output and "review noise" in result.output
+    document = json.loads((tmp_path / "results.json").read_text())
+    deletion, review = document["deletion"], document["review"]
+    assert deletion["requests"] >= 40 + 14 + 10  # the set's, the pairs' and the turns'
+    assert deletion["recall"] >= 0.95
+    assert deletion["lookalike_erasures"] == 0
+    assert review["changes"] > 0 and 0.0 <= review["caught_share"] <= 1.0

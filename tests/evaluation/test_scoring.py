@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from slotwise.streams.evaluation.data import Pair
+from slotwise.streams.evaluation.deletion import DeletionCase, DeletionOutcome, score_deletions
 from slotwise.streams.evaluation.offline import PairOutcome
 from slotwise.streams.evaluation.scoring import (
     CONFLICT_RATE,
@@ -108,3 +109,47 @@ def test_rows_and_counts() -> None:
     assert (pipeline.precision, pipeline.recall) == (1.0, 0.5)
     assert scores.correct == 2 and scores.false_supersessions == ()
     assert [d.pair_id for d in scores.disagreements] == ["c"]
+
+
+def test_deletion_scores_honour_the_scope_and_count_what_was_erased_beyond_it() -> None:
+    cases = [
+        DeletionCase("r1", "forget my email", AT, "attributes", frozenset({"email"})),
+        DeletionCase("r2", "forget my email and phone", AT, "attributes", frozenset({"email"})),
+        DeletionCase("r3", "forget what i said", AT, "ask"),
+        DeletionCase("r4", "forget me", AT, "subject"),
+        DeletionCase("n1", "i forgot my password", AT, None),
+        DeletionCase("n2", "delete the spam folder", AT, None),
+    ]
+    outcomes = [
+        DeletionOutcome("r1", ("email",), False),
+        DeletionOutcome("r2", ("email", None), False),  # everything: wider than asked
+        DeletionOutcome("r3", (), True),
+        DeletionOutcome("r4", (), True),  # asked, but "forget me" was readable: a miss
+        DeletionOutcome("n1", ("email",), False),
+        DeletionOutcome("n2", (), True),
+    ]
+    scored = score_deletions(cases, outcomes)
+    assert (scored.requests, scored.honoured, scored.to_review) == (4, 2, 2)
+    assert (scored.wider, scored.lookalike_erasures, scored.lookalike_reviews) == (1, 1, 1)
+    assert scored.recall == 0.5 and len(scored.misses) == 3
+
+
+def test_caught_counts_supersessions_and_reviews_and_noise_the_reviews_of_non_changes() -> None:
+    pairs = [
+        pair("a", "SUPERSEDE", "Northwind"),
+        pair("b", "SUPERSEDE", "Northwind"),
+        pair("c", "REVIEW", None),
+        pair("d", "NOOP", "Acme"),
+        pair("e", "SUPERSEDE", "Northwind"),
+    ]
+    outcomes = [
+        outcome("a", "SUPERSEDE", "Northwind", supersessions=1),
+        outcome("b", "REVIEW", "Northwind"),
+        outcome("c", "REVIEW", None),
+        outcome("d", "REVIEW", "Acme"),
+        outcome("e", "none", None),
+    ]
+    review = score(pairs, outcomes).review
+    assert review is not None
+    assert (review.changes, review.caught, review.review_items, review.noise) == (4, 3, 3, 1)
+    assert review.caught_share == 0.75 and review.noise_share == pytest.approx(1 / 3)

@@ -394,3 +394,56 @@ def test_rows_a_lost_write_left_in_the_index_take_no_place_among_the_neighbours(
     assert len(clean) == 5
     assert after == clean
     assert dropped == Counter()  # each search excluded what the one before found unknown
+
+
+def test_a_question_about_a_held_slot_opens_a_review_and_writes_nothing() -> None:
+    matcher = ScriptedMatcher([])
+    world = World(Table({}), matcher)
+    home = world.write(candidate("c1", LIVES, "home_city", "Lisbon"))
+    unsure = candidate("c2", "User may have moved.", "home_city").model_copy(
+        update={"question": "home_city may have changed; new value not read"}
+    )
+    result = world.write(unsure)
+    assert result.decision is Decision.REVIEW and result.facts == () and result.supersessions == ()
+    assert result.review is not None and result.review.kind == "ambiguous"
+    assert result.review.incumbent_fact_ids == (home.facts[0].fact_id,)
+    assert [f.text for f in world.current()] == [LIVES] and matcher.calls == []
+
+
+def test_a_question_about_an_empty_slot_asks_nobody() -> None:
+    world = World(Table({}), ScriptedMatcher([]))
+    unsure = candidate("c1", "User may have moved.", "home_city").model_copy(
+        update={"question": "home_city may have changed; new value not read"}
+    )
+    result = world.write(unsure)
+    assert result.decision is Decision.NOOP and result.review is None and world.current() == []
+
+
+def test_a_deletion_question_is_always_asked_and_erases_nothing() -> None:
+    world = World(Table({}), ScriptedMatcher([]))
+    world.write(candidate("c1", LIVES, "home_city", "Lisbon"))
+    asked = candidate("c2", "User asked to forget something: 'forget what I said'").model_copy(
+        update={"question": "deletion request whose scope cannot be read", "category": "erasure"}
+    )
+    result = world.write(asked)
+    assert result.decision is Decision.REVIEW and result.facts == ()
+    assert result.review is not None and result.review.incumbent_fact_ids == ()
+    assert [f.text for f in world.current()] == [LIVES]
+
+
+def test_a_correction_without_a_slot_is_asked_about_the_held_value_it_names() -> None:
+    world = World(Table({}), ScriptedMatcher([]))
+    home = world.write(candidate("c1", LIVES, "home_city", "Lisbon"))
+    probe = "User may have corrected or withdrawn something: {}"
+    named = candidate("c2", probe.format("ugh autocorrect, lisbon not lisburn")).model_copy(
+        update={"question": "corrects something"}
+    )
+    result = world.write(named)
+    assert result.decision is Decision.REVIEW and result.facts == ()
+    assert result.review is not None
+    assert result.review.incumbent_fact_ids == (home.facts[0].fact_id,)
+    unnamed = candidate("c3", probe.format("not sure about the tuesday call")).model_copy(
+        update={"question": "corrects something"}
+    )
+    assert world.write(unnamed).decision is Decision.NOOP
+    assert [f.text for f in world.current()] == [LIVES]

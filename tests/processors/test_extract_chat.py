@@ -130,13 +130,111 @@ def test_deletion_requests_are_erase_commands_and_no_fact(text: str, attribute: 
         "Please delete the file I uploaded yesterday.",
         "cancel my pro plan",
         "unsubscribe",
-        "forget the last thing I said",  # no attribute named: no guess, no erase of everything
     ],
 )
 def test_ambiguous_deletions_yield_nothing(text: str) -> None:
     assert records(text) == []
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "forget the last thing I said",  # no attribute named: no guess, no erase of everything
+        "delete the stuff about my ex",
+        "olvida lo que te acabo de decir",
+        "forget that i'm job hunting",  # a quoted statement with no slot
+    ],
+)
+def test_a_deletion_whose_scope_cannot_be_read_asks_a_human(text: str) -> None:
+    (asked,) = records(text)
+    assert isinstance(asked, CandidateFact), "never an erase: a guess could erase more"
+    assert asked.question and "deletion" in asked.question
+    assert (asked.attribute, asked.value) == (None, None)
+
+
+@pytest.mark.parametrize(
+    ("text", "attributes"),
+    [
+        ("forget my address and my phone number", ["postal_address", "phone"]),
+        ("forget everything about my health", ["allergies", "medical_conditions", "medications"]),
+        ("forget that i'm vegan", ["diet"]),
+        ("i regret telling you about my meds. please delete that", ["medications"]),
+        ("forget the personal stuff about me, like my name, pronouns", ["name", "pronouns"]),
+        ("borra mi número de teléfono de tu memoria", ["phone"]),
+        ("esquece tudo o que sabes sobre mim", [None]),
+        ("forget me", [None]),
+    ],
+)
+def test_a_deletion_erases_exactly_the_scope_it_names(
+    text: str, attributes: list[str | None]
+) -> None:
+    erased = records(text)
+    assert all(isinstance(c, Command) and c.command == "erase" for c in erased)
+    assert sorted(str(c.attribute) for c in erased if isinstance(c, Command)) == sorted(
+        map(str, attributes)
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "remove my old phone from my apple id",
+        "can you remove my number from the group chat",
+        "forget the budget i mentioned, let's assume 2k",
+        "my friend asked me to forget what she said about her boss",
+        "forget it, i'll do it myself",
+        "olvidé mi contraseña otra vez",
+        "wipe down the counters before guests arrive",
+    ],
+)
+def test_look_alikes_of_a_deletion_erase_nothing(text: str) -> None:
+    assert not [r for r in records(text) if isinstance(r, Command)]
+    assert not [r for r in records(text) if isinstance(r, CandidateFact) and r.question]
+
+
 def test_an_erase_id_is_stable_per_observation() -> None:
     first, again = records("forget my pronouns for now"), records("forget my pronouns for now")
     assert first == again
+
+
+def asked(text: str) -> list[tuple[str | None, str | None]]:
+    """What the worker's extractor asks a human about the turn: (slot, value) per question."""
+    return [
+        (r.attribute, None if r.value is None else str(r.value))
+        for r in extract_records(
+            Observation(observation_id="obs-1", subject_id="user-42", text=text, observed_at=SAID),
+            SCHEMA,
+            ask=True,
+        )
+        if isinstance(r, CandidateFact) and r.question is not None
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "slot"),
+    [
+        ("The move to Denver is done; the movers left an hour ago.", "home_city"),
+        ("reorg happened. im platform now", "team"),
+        ("we let the enterprise contract lapse", "plan"),
+        ("they made us go back, so office full time now", "work_arrangement"),
+        ("ugh autocorrect, Portland not Portsmouth", None),  # asked about the value it names
+    ],
+)
+def test_a_change_the_rules_cannot_read_is_asked_about_its_slot(
+    text: str, slot: str | None
+) -> None:
+    assert asked(text) == [(slot, None)]
+    assert not [r for r in records(text) if isinstance(r, CandidateFact) and r.question]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my sister moved to Paris last year",  # someone else's change
+        "thinking about moving to Lyon maybe",  # a plan
+        "I live in Lisbon",  # read, so nothing to ask
+        "had a great weekend hiking",
+    ],
+)
+def test_no_question_without_a_change_of_the_speakers_in_view(text: str) -> None:
+    assert [a for a in asked(text) if a[0] != "timezone"] == []

@@ -137,3 +137,35 @@ def test_a_revalidation_accept_clears_the_flag_and_reject_closes_the_fact() -> N
     assert kept.needs_revalidation is False and kept.status == "current"
     (closed,) = _decide(item, "reject", state).facts
     assert (closed.status, closed.valid_to) == ("history", NOW)
+
+
+def _asked_item() -> ReviewItem:
+    unsure = HELD.model_copy(
+        update={"candidate_id": "c-email-unsure", "value": None, "question": "email unread"}
+    )
+    return ReviewItem(
+        review_id=stable_id("review", unsure.candidate_id),
+        subject_id=SUBJECT,
+        kind="ambiguous",
+        reason="reader: email unread",
+        candidate=unsure,
+        incumbent_fact_ids=(VERIFIED.fact_id,),
+        created_at=T0 + timedelta(days=10),
+    )
+
+
+def test_an_accepted_question_writes_nothing() -> None:
+    item = _asked_item()
+    assert mode(item) == "ask"
+    change = _decide(item, "accept", ReviewState(slot=(VERIFIED,)))
+    assert change.facts == () and change.supersessions == ()
+    assert [r.status for r in change.reviews] == ["accepted"]
+
+
+def test_an_edited_question_applies_the_human_value_to_the_slot() -> None:
+    change = _decide(_asked_item(), "edit", ReviewState(slot=(VERIFIED,)), "ana@work.example")
+    new = next(f for f in change.facts if f.status == "current")
+    assert (new.attribute, new.value, new.source) == ("email", "ana@work.example", "review")
+    (event,) = change.supersessions
+    assert event.old_fact_id == VERIFIED.fact_id
+    assert change.reviews[-1].status == "edited"

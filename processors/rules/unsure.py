@@ -1,0 +1,166 @@
+"""The uncertain middle: a turn that speaks about a slot whose new value the rules cannot read.
+
+"The move to Denver is done", "not on metformin any more", "reorg happened. im
+platform now": the speaker says a slot changed (a change, correction or
+negation marker beside words that name the slot) but no rule placed a value
+there. Dropping such a turn loses the change silently; guessing a value could
+destroy a truth. So the reader asks: a candidate with the slot, no value (or
+a tentative one it could derive), and a ``question``. The cascade asks a human
+only while the slot holds a current fact, and never stores the candidate.
+
+A move the rules read as a new home city also asks about the timezone, naming
+the zone the city keeps: a residence city alone is no timezone fact, but a held
+zone may have gone stale.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from slotwise.processors.model import stable_id
+from slotwise.processors.rules.clauses import NEGATION, Clause
+from slotwise.processors.rules.gazetteer import city
+from slotwise.topics.records import CandidateFact, Observation
+
+__all__ = ["CUES", "Placer", "unsure_questions"]
+
+# The attribute of each text, or None (``ExemplarClassifier.classify``).
+Placer = Callable[[list[str]], list[str | None]]
+
+_I = re.IGNORECASE
+
+# Words that name a slot, with a change in view.
+CUES: dict[str, re.Pattern[str]] = {
+    attribute: re.compile(rf"\b(?:{pattern})", _I)
+    for attribute, pattern in {
+        "home_city": r"live\b|living\b|lives\b|moved?\b|moving\b|relocat|flat\b|apartment|lease\b|"
+        r"movers|mud[eé]|mudamos|mudei|home\s+now|is\s+home",
+        "employer": r"notice\b|last\s+day\s+at|laid\s+off|let\s+go\b|fired\b|quit\s+(?:my\s+)?job|"
+        r"left\s+(?:my\s+job|(?-i:[A-Z])\w+)|start(?:ed|ing)?\s+at\b|new\s+job|joined\b|hired\b",
+        "job_title": r"promot|my\s+(?:role|title|position)\b|went\s+back\s+to\s+being|"
+        r"left\s+(?:teaching|nursing|engineering|law|consulting)",
+        "team": r"\breorg|\bteam\b|moved\s+me\s+to",
+        "work_arrangement": r"\bremote\b|office\b|\bhybrid\b|\bwfh\b|from\s+home|days\s+a\s+week|"
+        r"in-office",
+        "diet": r"vegan|vegetarian|veggie|pescatarian|\bketo\b|eating\s+(?:meat|fish)|"
+        r"\bdiet\b",
+        "medications": r"\bmeds\b|medication|\bpills?\b|\bdose\b|prescri|switched\s+from",
+        "allergies": r"allerg",
+        "medical_conditions": r"diagnos|\bcondition\b|doctor\s+says|after\s+all,?\s+it's",
+        "plan": r"\bplan\b|\btier\b|subscription|\benterprise\b|\bcontract\b",
+        "payment_method": r"\bpay(?:ing)?\s+by\b|\bcard\b|\binvoice\b|paypal|direct\s+debit",
+        "billing_cycle": r"\bmonthly\b|\bannual(?:ly)?\b|\byearly\b",
+        "relationship_status": r"married|wedding|tied\s+the\s+knot|divorc|separated|broke\s+up|"
+        r"engaged\b|girlfriend|boyfriend",
+        "children_count": r"\bbaby\b|newborn|gave\s+birth|\bborn\b",
+        "pets": r"\bdog\b|\bcat\b|puppy|kitten|\bpets?\b",
+        "timezone": r"time\s*zone|\bclock\b|hours?\s+(?:ahead|behind)|\bUTC\b|\bGMT\b",
+        "languages": r"\bspeak\b",
+        "phone": r"\bnumber\b|\bphone\b|\bmobile\b|\bdigits\b",
+        "email": r"\be-?mail\b",
+        "postal_address": r"\baddress\b",
+        "nationality": r"citizen|passport|nationality",
+        "hobbies": r"stopped\s+(?:climbing|running|swimming|playing|cycling)|gave\s+up\s+\w+ing",
+    }.items()
+}
+# The clause says something changed, was wrong, or no longer holds.
+_MARKER = re.compile(
+    r"\b(?:now|new|changed|switched|moved|moving\s+in|move\s+(?:to|is\s+done)|no\s+longer|"
+    r"any\s*more|instead|these\s+days|updated?|correction|typo|autocorrect|misspoke|i\s+meant|"
+    r"wrong|left|quit|stopped|handed\s+in|last\s+day|laid\s+off|started|arrived|tied\s+the\s+knot|"
+    r"reorg|after\s+all|turns\s+out|actually|went\s+back|back\s+(?:in|to)|cancelled|canceled|"
+    r"lapse|since\s+last|finally|done|mud[eé]|mudamos|mudei|clarified|specifically)\b",
+    _I,
+)
+# Someone else is the clause's subject: their changes are not the speaker's.
+_OTHER = re.compile(
+    r"^(?:(?:my|our|his|her|their)\s+(?:sister|brother|mom|mum|mother|dad|father|friend|"
+    r"partner|husband|wife|boss|manager|colleague|coworker|son|daughter|cousin|aunt|uncle|"
+    r"girlfriend|boyfriend|roommate|flatmate|neighbou?r|parents?|kids?)|he|she|"
+    r"[A-Z][a-z]+\s+(?:is|was|has|moved|left|got))\b",
+    _I,
+)
+# Words that make the clause about the past, someone's plan, or a question.
+_NOT_NOW = re.compile(
+    r"\b(?:if|would|might|maybe|thinking\s+about|considering|planning|hope|wish|when\s+i\s+was|"
+    r"used\s+to|as\s+a\s+kid|years?\s+ago)\b|\?",
+    _I,
+)
+# A correction or a denial: what it corrects is found by the held value the turn names.
+_CORRECTS = re.compile(
+    r"\b(?:not|isn't|aren't|wasn't|don't|doesn't|never|no\s+longer|any\s*more|autocorrect|typo|"
+    r"i\s+meant|meant|mistyped?|misspelt|misspelled|wrong|correction|after\s+all|turns\s+out|"
+    r"actually)\b",
+    _I,
+)
+_MOVE = re.compile(r"\b(?:moved|move|moving|relocated|mud[eé]|mudamos|mudei|now|home)\b", _I)
+
+
+def unsure_questions(
+    observation: Observation,
+    clauses: Sequence[Clause],
+    found: Sequence[CandidateFact],
+    placer: Placer | None = None,
+) -> list[CandidateFact]:
+    """A question per slot a clause speaks about with a change in view that no candidate
+    of the turn fills (named by the cue words, else by ``placer``, the attribute
+    classifier); and the timezone a move implies, tentatively."""
+    placed = {c.attribute for c in found if c.attribute is not None}
+    asked: list[CandidateFact] = []
+    unnamed: list[str] = []
+    for clause in clauses:
+        text = clause.text
+        if _OTHER.match(text) or _NOT_NOW.search(text):
+            continue
+        if not (_MARKER.search(text) or NEGATION.search(text)):
+            continue
+        named = [a for a, cue in CUES.items() if cue.search(text)]
+        if not named:
+            unnamed.append(text)
+        for attribute in named:
+            if attribute not in placed:
+                placed.add(attribute)
+                asked.append(_question(observation, attribute, text, len(asked)))
+    placements = placer(unnamed) if placer is not None and unnamed else [None] * len(unnamed)
+    for said, slot in zip(unnamed, placements, strict=True):
+        if slot is not None and slot not in placed:
+            placed.add(slot)
+            asked.append(_question(observation, slot, said, len(asked)))
+    if not placed and any(_CORRECTS.search(c.text) for c in clauses if not _NOT_NOW.search(c.text)):
+        asked.append(_question(observation, None, observation.text, len(asked)))
+    homes = [c for c in found if c.attribute == "home_city" and isinstance(c.value, str)]
+    if len(homes) == 1 and "timezone" not in placed and _MOVE.search(observation.text):
+        place = city(str(homes[0].value))
+        if place is not None:
+            said = f"{homes[0].text} (a move; {place.timezone} is that city's zone)"
+            asked.append(_question(observation, "timezone", said, len(asked)))
+    return asked
+
+
+def _question(observation: Observation, attribute: str | None, said: str, n: int) -> CandidateFact:
+    if attribute is None:
+        return CandidateFact(
+            schema="candidate/1",
+            candidate_id=stable_id("rules-unsure", observation.observation_id, str(n)),
+            subject_id=observation.subject_id,
+            text=f"User may have corrected or withdrawn something: {said[:300]}",
+            observed_at=observation.observed_at,
+            source=observation.source,
+            confidence=0.5,
+            observation_id=observation.observation_id,
+            question=f"the turn corrects or denies something but no slot was read: {said[:160]!r}",
+        )
+    return CandidateFact(
+        schema="candidate/1",
+        candidate_id=stable_id("rules-unsure", observation.observation_id, str(n)),
+        subject_id=observation.subject_id,
+        attribute=attribute,
+        text=f"User may have changed their {attribute.replace('_', ' ')}: {said[:160]}",
+        observed_at=observation.observed_at,
+        source=observation.source,
+        confidence=0.5,
+        observation_id=observation.observation_id,
+        question=f"the turn speaks about {attribute} with a change in view, but its new value "
+        f"was not read: {said[:160]!r}",
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from slotwise.streams.cli.consolidate import consolidate, reslot
+from slotwise.streams.cli.docs import docs_app
 from slotwise.streams.cli.erase import erase, erasures_app
 from slotwise.streams.cli.evaluate import evaluate
 from slotwise.streams.cli.forget import calibrate, forget, restore
@@ -39,3 +40,4 @@ def mount(app: typer.Typer) -> None:
     app.command()(rebuild)
     app.command()(search)
     app.command()(mcp)
+    app.add_typer(docs_app, name="docs", hidden=True)

@@ -1,0 +1,52 @@
+"""The generated reference pages are current, and they name everything they describe."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer.main
+from typer.testing import CliRunner
+
+from slotwise.streams.cli import app
+from slotwise.streams.cli.docs import generate, stale
+from slotwise.streams.config import Settings
+
+_REPO = Path(__file__).resolve().parents[3]
+
+
+def test_the_committed_reference_pages_are_what_the_code_generates() -> None:
+    assert stale(_REPO) == [], "run `slotwise docs generate` and commit docs/reference/"
+
+
+def test_every_command_and_option_is_in_the_cli_reference() -> None:
+    page = generate()["cli.md"]
+    todo = [(["slotwise"], typer.main.get_command(app))]
+    while todo:
+        path, command = todo.pop()
+        assert f"## `{' '.join(path)}`" in page
+        for param in command.params:
+            for spelled in getattr(param, "opts", []):
+                if spelled.startswith("--") and not param.hidden:
+                    assert f"`{spelled}`" in page, (path, spelled)
+        todo.extend(([*path, name], sub) for name, sub in getattr(command, "commands", {}).items())
+
+
+def test_every_setting_is_in_the_configuration_reference() -> None:
+    page = generate()["configuration.md"]
+    for name in Settings.model_fields:
+        assert f"`SLOTWISE_{name.upper()}`" in page
+
+
+def test_the_check_fails_on_a_stale_page(tmp_path: Path) -> None:
+    folder = tmp_path / "docs" / "reference"
+    folder.mkdir(parents=True)
+    for name, text in generate().items():
+        (folder / name).write_text(text)
+    runner = CliRunner()
+    assert (
+        runner.invoke(app, ["docs", "generate", "--check", "--root", str(tmp_path)]).exit_code == 0
+    )
+    (folder / "cli.md").write_text("# hand-edited\n")
+    done = runner.invoke(app, ["docs", "generate", "--check", "--root", str(tmp_path)])
+    assert done.exit_code == 1
+    assert "docs/reference/cli.md" in done.output

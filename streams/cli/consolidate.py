@@ -27,6 +27,7 @@ from slotwise.processors.schema import AttributeSchema
 from slotwise.sinks.redis.provenance import RedisProvenance
 from slotwise.sinks.redis.review import RedisReviews
 from slotwise.sinks.redis.store import RedisStore
+from slotwise.streams.cli.durations import duration
 from slotwise.streams.commands.log import CommandPublisher
 from slotwise.streams.config import Settings
 from slotwise.streams.passes.consolidate import ConsolidationPass, PassConfig
@@ -88,7 +89,13 @@ def consolidate(  # noqa: PLR0917 - typer reads its options from the parameters
         int, typer.Option("--max-calls-per-subject", help="Model calls per subject per pass.")
     ] = 20,
     every: Annotated[
-        float | None, typer.Option("--every", help="Run again every SECONDS (a scheduled pass).")
+        float | None,
+        typer.Option(
+            "--every",
+            parser=duration,
+            metavar="DURATION",
+            help="Run again every DURATION (1h): a scheduled pass.",
+        ),
     ] = None,
     concurrency: Annotated[
         int, typer.Option("--concurrency", help="Subjects asked about at once.")

@@ -21,18 +21,21 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from slotwise.sinks.kafka.publisher import idempotent_producer
+from slotwise.streams.cli.durations import deprecated, duration
 from slotwise.streams.cli.read import _committed
 from slotwise.streams.config import Settings
 from slotwise.topics.codec import CONTENT_TYPE, decode_record, encode_record
 from slotwise.topics.exceptions import RecordError
 from slotwise.topics.records import Command, ErasureAttestation
 
-__all__ = ["erase", "erasures_app"]
+__all__ = ["erase", "erasures_app", "tail_erasures"]
 
 _out = Console()
 _err = Console(stderr=True)
 
-erasures_app = typer.Typer(help="Erasure attestations (the erasures topic).", no_args_is_help=True)
+erasures_app = typer.Typer(
+    help="The old spelling of `slotwise tail erasures`.", no_args_is_help=True, hidden=True
+)
 
 
 def erase(  # noqa: PLR0917 - typer reads its options from the parameters
@@ -51,7 +54,12 @@ def erase(  # noqa: PLR0917 - typer reads its options from the parameters
     wait: Annotated[
         bool, typer.Option("--wait", help="Wait for the attestation and print it.")
     ] = False,
-    timeout: Annotated[float, typer.Option("--timeout", help="Seconds --wait waits.")] = 300.0,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            "--timeout", parser=duration, metavar="DURATION", help="How long --wait waits (5m)."
+        ),
+    ] = 300.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the attestation's JSON.")] = False,
 ) -> None:
     """Erase a subject, one attribute or one fact from every store, ordered with its writes.
@@ -111,18 +119,33 @@ def erasures_tail(
         int | None, typer.Option("--max", help="Stop after N attestations.")
     ] = None,
     timeout: Annotated[
-        float | None, typer.Option("--timeout", help="Stop after S idle seconds.")
+        float | None,
+        typer.Option(
+            "--timeout", parser=duration, metavar="DURATION", help="Stop after this long idle (5s)."
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+) -> None:
+    """The old spelling of ``slotwise tail erasures``."""
+    deprecated("`slotwise erasures tail` is now `slotwise tail erasures`")
+    tail_erasures([subject] if subject else None, from_beginning, max_messages, timeout, as_json)
+
+
+def tail_erasures(
+    subjects: list[str] | None,
+    from_beginning: bool,
+    max_messages: int | None,
+    timeout: float | None,
+    as_json: bool,
 ) -> None:
     """Print erasure attestations as they are committed (read_committed)."""
     settings = Settings()
     shown = 0
-    wanted = subject.encode() if subject is not None else None
+    wanted = {s.encode() for s in subjects} if subjects else None
     for key, value in _committed(
         settings, settings.catalogue().erasures, from_beginning, None, timeout
     ):
-        if wanted is not None and key != wanted:
+        if wanted is not None and key not in wanted:
             continue
         try:
             record = decode_record(value, expect=(ErasureAttestation,))

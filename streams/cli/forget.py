@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import signal
 import sys
 import uuid
@@ -27,6 +26,7 @@ from slotwise.processors.calibration import HalfLifeFit, current_half_lives, pro
 from slotwise.processors.forgetting import ForgetPolicy, Selection
 from slotwise.processors.schema import DEFAULT_SCHEMA, AttributeSchema
 from slotwise.streams.api.operations import subject_of_archived
+from slotwise.streams.cli.durations import duration
 from slotwise.streams.config import ForgetSettings, Settings
 from slotwise.streams.passes.calibration_read import (
     CalibrationUnavailable,
@@ -47,20 +47,10 @@ from slotwise.streams.read.store import open_store
 from slotwise.topics.exceptions import SlotwiseError
 from slotwise.topics.records import Command
 
-__all__ = ["calibrate", "forget", "parse_interval", "restore"]
+__all__ = ["calibrate", "forget", "restore"]
 
 _out = Console()
 _err = Console(stderr=True)
-_INTERVAL = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
-_UNIT_S = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86_400}
-
-
-def parse_interval(text: str) -> float:
-    """``90``, ``30s``, ``15m``, ``6h``, ``1d`` → seconds."""
-    found = _INTERVAL.match(text)
-    if found is None or float(found[1]) <= 0:
-        raise typer.BadParameter(f"{text!r}: a positive duration like 30s, 15m, 6h or 1d")
-    return float(found[1]) * _UNIT_S[found[2]]
 
 
 def _aware(moment: datetime | None) -> datetime | None:
@@ -86,10 +76,20 @@ def forget(  # noqa: PLR0917 - typer reads its options from the parameters
     wait: Annotated[bool, typer.Option("--wait", help="Return once every command is applied.")] = (
         False
     ),
-    timeout: Annotated[float, typer.Option(help="Seconds --wait waits.")] = 600.0,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            "--timeout", parser=duration, metavar="DURATION", help="How long --wait waits (10m)."
+        ),
+    ] = 600.0,
     every: Annotated[
-        str | None,
-        typer.Option("--every", help="Run a pass over every subject each INTERVAL (6h, 1d)."),
+        float | None,
+        typer.Option(
+            "--every",
+            parser=duration,
+            metavar="DURATION",
+            help="Run a pass over every subject each DURATION (6h, 1d).",
+        ),
     ] = None,
     rounds: Annotated[int | None, typer.Option(help="With --every: stop after N passes.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
@@ -97,6 +97,8 @@ def forget(  # noqa: PLR0917 - typer reads its options from the parameters
     """Archive facts that decayed below the threshold or past the budget (soft: restorable)."""
     if every is None and not every_subject and not subject:
         raise typer.BadParameter("name --subject S (repeatable) or --all")
+    if every is not None and every <= 0:
+        raise typer.BadParameter(f"--every {every:g}s: a positive duration like 6h")
     knobs = ForgetSettings()
     policy = knobs.policy()
     policy = ForgetPolicy(
@@ -107,7 +109,7 @@ def forget(  # noqa: PLR0917 - typer reads its options from the parameters
     )
     settings = Settings()
     if every is not None:
-        _schedule(settings, policy, parse_interval(every), rounds)
+        _schedule(settings, policy, every, rounds)
         return
     instant = _aware(as_of) or datetime.now(UTC)
 
@@ -236,7 +238,12 @@ def restore(
         str | None, typer.Option("--subject", help="Its subject (found in the cold tier if not).")
     ] = None,
     wait: Annotated[bool, typer.Option("--wait", help="Return once it is applied.")] = False,
-    timeout: Annotated[float, typer.Option(help="Seconds --wait waits.")] = 60.0,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            "--timeout", parser=duration, metavar="DURATION", help="How long --wait waits (1m)."
+        ),
+    ] = 60.0,
 ) -> None:
     """Bring an archived fact back to the hot tier (a command, ordered with the writes)."""
     settings = Settings()

@@ -39,6 +39,7 @@ from slotwise.processors.ports import Embedder
 from slotwise.sinks.milvus.collections import collection_model, collection_name, ensure_collection
 from slotwise.sinks.redis.migration import Migration, MigrationStore
 from slotwise.sinks.redis.store import RedisStore
+from slotwise.streams.cli.durations import duration_days
 from slotwise.streams.cli.migrate_io import milvus, out, progress, refusals
 from slotwise.streams.config import Settings
 from slotwise.streams.migration.adapter_fit import MigrationError, alias_collection
@@ -283,7 +284,13 @@ def rollback() -> None:
 
 def finish(
     grace: Annotated[
-        float, typer.Option("--grace", min=0.0, help="Days after the switch to keep the old one.")
+        float,
+        typer.Option(
+            "--grace",
+            parser=duration_days,
+            metavar="DURATION",
+            help="How long after the switch to keep the old collection (7d).",
+        ),
     ] = 7.0,
     now: Annotated[bool, typer.Option("--now", help="Drop the old collection today.")] = False,
 ) -> None:

@@ -19,10 +19,11 @@ from rich.console import Console
 from rich.table import Table
 
 from slotwise.sinks.kafka.publisher import idempotent_producer
+from slotwise.streams.cli.durations import duration
 from slotwise.streams.config import Settings
 from slotwise.streams.read.reads import FactQuery, ReadError, Reads
 from slotwise.streams.read.store import open_store
-from slotwise.topics.codec import decode_record, encode_record
+from slotwise.topics.codec import decode_record, encode_record, loads
 from slotwise.topics.exceptions import RecordError
 from slotwise.topics.records import CandidateFact, Command, Fact, Observation, SupersessionEvent
 
@@ -124,23 +125,43 @@ def facts_table(subject: str, rows: list[Fact], *, history: bool) -> Table:
     return table
 
 
-def tail(
+def tail(  # noqa: PLR0917 - typer reads its options from the parameters
     topic: Annotated[Tailable, typer.Argument(help="Which topic of the catalogue to read.")],
     from_beginning: Annotated[bool, typer.Option("--from-beginning")] = False,
     max_messages: Annotated[
         int | None, typer.Option("--max", help="Stop after N messages.")
     ] = None,
     timeout: Annotated[
-        float | None, typer.Option("--timeout", help="Stop after S idle seconds.")
+        float | None,
+        typer.Option(
+            "--timeout", parser=duration, metavar="DURATION", help="Stop after this long idle (5s)."
+        ),
     ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print raw JSON values, one per line.")
     ] = False,
+    subject: Annotated[
+        list[str] | None,
+        typer.Option("--subject", help="Only these subjects' records (repeatable)."),
+    ] = None,
 ) -> None:
     """Print the messages of a topic as they are committed (read_committed)."""
+    if topic is Tailable.erasures:
+        # Attestations print as a summary line each; erase.py imports this module.
+        from slotwise.streams.cli.erase import tail_erasures  # noqa: PLC0415
+
+        tail_erasures(subject, from_beginning, max_messages, timeout, as_json)
+        return
     settings = Settings()
     name = getattr(settings.catalogue(), topic.value)
-    for _key, value in _committed(settings, name, from_beginning, max_messages, timeout):
+    wanted = set(subject or ())
+    shown = 0
+    for key, value in _committed(settings, name, from_beginning, None, timeout):
+        if wanted and _subject_of(topic, key, value) not in wanted:
+            continue
+        shown += 1
+        if max_messages is not None and shown > max_messages:
+            return
         if as_json or topic is not Tailable.supersessions:
             sys.stdout.write((value or b"null").decode("utf-8", "replace") + "\n")
             sys.stdout.flush()
@@ -153,6 +174,18 @@ def tail(
             f"[green]{event.new_value if event.new_value is not None else event.new_text}[/] "
             f"from {event.valid_from.date()} ({event.decided_by}: {event.reason})"
         )
+
+
+def _subject_of(topic: Tailable, key: bytes | None, value: bytes | None) -> str | None:
+    """The facts topic is keyed by fact_id; every other topic by the subject."""
+    if topic is not Tailable.facts:
+        return key.decode("utf-8", "replace") if key is not None else None
+    try:
+        body = loads(value or b"null")
+    except ValueError:
+        return None
+    found = body.get("subject_id") if isinstance(body, dict) else None
+    return found if isinstance(found, str) else None
 
 
 def _committed(
@@ -251,7 +284,15 @@ def wait(
     observation: Annotated[
         str, typer.Option("--observation", help="The observation_id to wait for.")
     ],
-    timeout: Annotated[float, typer.Option("--timeout", help="Seconds before giving up.")] = 30.0,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            "--timeout",
+            parser=duration,
+            metavar="DURATION",
+            help="How long before giving up (30s).",
+        ),
+    ] = 30.0,
 ) -> None:
     """Return once the observation is applied (read-your-writes); exit 1 on timeout."""
 

@@ -23,8 +23,9 @@ _err = Console(stderr=True)
 
 
 def rebuild(
-    subject: Annotated[
-        str | None, typer.Option("--subject", help="Rebuild (or verify) this subject only.")
+    subjects: Annotated[
+        list[str] | None,
+        typer.Option("--subject", help="Rebuild (or verify) this subject only (repeatable)."),
     ] = None,
     every_subject: Annotated[bool, typer.Option("--all", help="Every subject of the log.")] = False,
     verify: Annotated[
@@ -39,11 +40,18 @@ def rebuild(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False,
 ) -> None:
     """Rebuild Redis state and Milvus rows from the compacted facts topic (resumable)."""
-    if (subject is None) == (not every_subject):
-        raise typer.BadParameter("give --subject S or --all")
+    if bool(subjects) == every_subject:
+        raise typer.BadParameter("give --subject S or --all (--subject repeats)")
     settings = Settings()
+    scopes: list[str | None] = list(subjects) if subjects else [None]
 
     async def main() -> int:
+        worst = 0
+        for subject in scopes:
+            worst = max(worst, await one(subject))
+        return worst
+
+    async def one(subject: str | None) -> int:
         async with AsyncExitStack() as stack:
             stores = await open_rebuild_stores(settings, stack)
             log = FactsLog(settings, batch_size=batch)

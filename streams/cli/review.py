@@ -25,6 +25,7 @@ from slotwise.processors.model import stable_id
 from slotwise.processors.review_policy import mode
 from slotwise.sinks.redis.review import RedisReviews
 from slotwise.sinks.redis.store import RedisStore
+from slotwise.streams.cli.durations import duration
 from slotwise.streams.commands.log import CommandPublisher
 from slotwise.streams.config import Settings
 from slotwise.streams.read.store import open_store
@@ -42,7 +43,10 @@ _err = Console(stderr=True)
 Wait = Annotated[
     bool, typer.Option("--wait/--no-wait", help="Wait until the worker has applied it.")
 ]
-Timeout = Annotated[float, typer.Option("--timeout", help="Seconds to wait.")]
+Timeout = Annotated[
+    float,
+    typer.Option("--timeout", parser=duration, metavar="DURATION", help="How long to wait (1m)."),
+]
 
 
 def _reviews(settings: Settings) -> tuple[RedisStore, RedisReviews]:

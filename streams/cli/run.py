@@ -19,6 +19,7 @@ from rich.table import Table
 from slotwise.sinks.exceptions import EmbeddingModelMismatch
 from slotwise.sinks.kafka.admin import ensure_topics
 from slotwise.sinks.kafka.publisher import idempotent_producer
+from slotwise.streams.cli.durations import duration
 from slotwise.streams.cli.read import facts_table
 from slotwise.streams.config import Settings
 from slotwise.streams.dev.demo import observations
@@ -74,7 +75,13 @@ def worker(
 
 def demo(
     timeout: Annotated[
-        float, typer.Option(help="Seconds to wait for the conversation to apply.")
+        float,
+        typer.Option(
+            "--timeout",
+            parser=duration,
+            metavar="DURATION",
+            help="How long to wait for the conversation to apply (3m).",
+        ),
     ] = 180.0,
 ) -> None:
     """Bring the stack up, start a worker, replay a short conversation, and show what it wrote."""

@@ -36,6 +36,8 @@ _PACKAGES = ("topics", "processors", "sinks", "models", "streams", "loadtest", "
 # Which deployable's code lives where: a setting read there is read by that role.
 _ROLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("client/", ("client",)),
+    ("streams/cli/serve.py", ("server",)),
+    ("streams/cli/run.py", ("worker",)),
     ("streams/api/", ("server",)),
     ("streams/read/", ("client", "server", "cli")),
     ("streams/runtime/", ("worker",)),
@@ -139,24 +141,21 @@ def _settings_classes() -> list[type[BaseSettings]]:
     return sorted(found, key=lambda c: (c.__module__, c.__qualname__))
 
 
-def _comments(cls: type[BaseModel]) -> dict[str, tuple[str, str]]:
-    """Each field's (section, comment) from the class body: the model's own prose."""
+def _comments(cls: type[BaseModel]) -> dict[str, str]:
+    """Each field's comment from the class body (the lines above it, or at its end)."""
     lines = inspect.getsource(cls).splitlines()
-    section, notes, block = "", {}, []
+    notes: dict[str, str] = {}
+    block: list[str] = []
     field = re.compile(r"^\s+(\w+)\s*:")
-    for i, line in enumerate(lines):
+    for line in lines:
         stripped = line.strip()
         if stripped.startswith("#"):
             block.append(stripped.lstrip("# ").rstrip())
             continue
         matched = field.match(line)
         if matched and matched.group(1) in cls.model_fields:
-            heading = block and (i - len(block) == 0 or not lines[i - len(block) - 1].strip())
-            if heading and len(block) == 1 and not block[0].endswith("."):
-                if len(block[0].split()) <= 6 and "(" not in block[0].split(" ", 1)[0]:
-                    section, block = block[0], []
-            inline = line.split("#", 1)[1].strip() if "  # " in line else ""
-            notes[matched.group(1)] = (section, " ".join([*block, inline]).strip())
+            inline = line.split("  # ", 1)[1].strip() if "  # " in line else ""
+            notes[matched.group(1)] = " ".join([*block, inline]).strip()
         block = []
     return notes
 
@@ -198,29 +197,50 @@ def _default(info: FieldInfo) -> str:
     return f"`{info.default}`"
 
 
+def _own_fields(cls: type[BaseModel]) -> list[str]:
+    """The fields ``cls`` itself declares, not those its groups bring."""
+    return [name for name in inspect.get_annotations(cls) if name in cls.model_fields]
+
+
+def _groups(cls: type[BaseSettings], classes: list[type[BaseSettings]]) -> list[type[BaseModel]]:
+    """The settings classes ``cls`` is composed of, in declaration order, then ``cls``."""
+    bases = [c for c in cls.__mro__[1:] if c in classes]
+    return [*bases, cls]
+
+
 def _setting_rows(
-    cls: type[BaseModel], prefix: str, nested: str, readers: dict[str, set[str]], owner: str
+    cls: type[BaseModel],
+    fields: list[str],
+    prefix: str,
+    nested: str,
+    *,
+    readers: dict[str, set[str]],
+    owners: list[str],
 ) -> Iterator[str]:
     notes = _comments(cls)
-    for name, info in cls.model_fields.items():
+    for name in fields:
+        info = cls.model_fields[name]
         annotation = info.annotation
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             group = f"{prefix}{name.upper()}{nested}"
-            yield from _setting_rows(annotation, group, nested, readers, owner)
+            inner = list(annotation.model_fields)
+            yield from _setting_rows(
+                annotation, inner, group, nested, readers=readers, owners=owners
+            )
             continue
-        section, comment = notes.get(name, ("", ""))
-        description = info.description or comment
-        read = readers.get(name) or readers.get(owner, set())
-        roles = ", ".join(sorted(read))
+        description = info.description or notes.get(name, "")
+        read = readers.get(name) or set().union(*(readers.get(o, set()) for o in owners))
         yield (
-            f"| `{prefix}{name.upper()}` | {_cell(section)} | {_cell(_type_name(annotation))} | "
-            f"{_cell(_default(info))} | {roles} | {_cell(description)} |"
+            f"| `{prefix}{name.upper()}` | {_cell(_type_name(annotation))} | "
+            f"{_cell(_default(info))} | {', '.join(sorted(read))} | {_cell(description or '—')} |"
         )
 
 
 def configuration_page() -> str:
     classes = _settings_classes()
     readers = _readers(classes)
+    # A group composed into a larger settings class is documented inside it, once.
+    composed = {base for cls in classes for base in cls.__mro__[1:] if base in classes}
     out = [_HEADER.format(source="the settings classes"), "# Configuration\n"]
     out.append(
         "Every process reads its settings from `SLOTWISE_*` environment variables. "
@@ -228,19 +248,31 @@ def configuration_page() -> str:
         "(`slotwise serve`), `client` (`slotwise.client`), `cli` (the other commands), "
         "`local stack`, `benchmarks`. Secrets are never logged.\n"
     )
-    for cls in classes:
+    for cls in (c for c in classes if c not in composed):
         config = cls.model_config
         prefix = str(config.get("env_prefix", "")).upper()
         nested = str(config.get("env_nested_delimiter") or "__")
-        doc = inspect.cleandoc(cls.__doc__ or "").split("\n\n")[0]
-        out.append(f"## `{prefix}*` ({cls.__module__}.{cls.__qualname__})\n")
-        if doc and not doc.startswith(cls.__name__ + "("):
-            out.append(" ".join(doc.split()) + "\n")
-        out.append("| setting | group | type | default | read by | description |")
-        out.append("|---|---|---|---|---|---|")
-        out.extend(_setting_rows(cls, prefix, nested, readers, cls.__name__))
-        out.append("")
+        out.append(f"## `{prefix}*`: {cls.__module__}.{cls.__qualname__}\n")
+        out.append(_first_paragraph(cls) + "\n")
+        for group in _groups(cls, classes):
+            fields = _own_fields(group)
+            if not fields:
+                continue
+            if group is not cls or len(_groups(cls, classes)) > 1:
+                out.append(f"### {group.__name__}\n")
+                if group is not cls:
+                    out.append(_first_paragraph(group) + "\n")
+            owners = [group.__name__, cls.__name__]
+            out.append("| setting | type | default | read by | description |")
+            out.append("|---|---|---|---|---|")
+            out.extend(_setting_rows(group, fields, prefix, nested, readers=readers, owners=owners))
+            out.append("")
     return "\n".join(out)
+
+
+def _first_paragraph(cls: type) -> str:
+    doc = inspect.cleandoc(cls.__doc__ or "").split("\n\n")[0]
+    return "" if doc.startswith(cls.__name__ + "(") else " ".join(doc.split())
 
 
 # -- the HTTP API -------------------------------------------------------------------------

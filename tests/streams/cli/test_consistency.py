@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib.metadata import version
 from typing import Any
 
 import pytest
@@ -9,7 +10,6 @@ import typer
 import typer.main
 from typer.testing import CliRunner
 
-from slotwise.streams import __version__
 from slotwise.streams.cli import app, panels
 from slotwise.streams.cli.durations import duration, duration_days
 
@@ -59,7 +59,7 @@ def test_an_options_own_default_is_not_the_old_spelling(capsys: pytest.CaptureFi
 def test_the_version_is_the_installed_one() -> None:
     done = CliRunner().invoke(app, ["--version"])
     assert done.exit_code == 0
-    assert done.output.strip() == f"slotwise {__version__}"
+    assert done.output.strip() == f"slotwise {version('slotwise')}"
 
 
 def test_every_visible_command_sits_in_a_panel_by_job() -> None:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import typer.main
 from typer.testing import CliRunner
 
 from slotwise.streams.cli import app
-from slotwise.streams.cli.docs import generate, stale
+from slotwise.streams.cli.docs import generate, setting_names, stale
 from slotwise.streams.config import Settings
 
 _REPO = Path(__file__).resolve().parents[3]
@@ -50,3 +51,11 @@ def test_the_check_fails_on_a_stale_page(tmp_path: Path) -> None:
     done = runner.invoke(app, ["docs", "generate", "--check", "--root", str(tmp_path)])
     assert done.exit_code == 1
     assert "docs/reference/cli.md" in done.output
+
+
+def test_the_k8s_configmap_sets_only_settings_that_exist() -> None:
+    """A misspelt or removed variable in the ConfigMap would be ignored without a word."""
+    configmap = (_REPO / "deploy" / "k8s" / "configmap.yaml").read_text()
+    keys = set(re.findall(r"^\s+(SLOTWISE_[A-Z0-9_]+):", configmap, re.MULTILINE))
+    assert keys, "the ConfigMap sets no SLOTWISE_* key"
+    assert keys - setting_names() == set()

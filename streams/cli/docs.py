@@ -298,10 +298,16 @@ def _schema_name(schema: dict[str, Any]) -> str:
 
 
 def http_page() -> str:
-    from slotwise.streams.api.serve import create_app  # noqa: PLC0415 - FastAPI only here
+    from fastapi.testclient import TestClient  # noqa: PLC0415 - FastAPI only here
+
+    from slotwise.streams.api.serve import create_app  # noqa: PLC0415
     from slotwise.streams.config import Settings  # noqa: PLC0415
 
-    document = create_app(Settings()).openapi()
+    # The document as the server serves it, through whatever wraps the app; no lifespan
+    # runs (no ``with``), so nothing connects to Redis or Milvus.
+    served = TestClient(create_app(Settings())).get("/openapi.json")
+    served.raise_for_status()
+    document = served.json()
     out = [_HEADER.format(source="the OpenAPI document of `slotwise serve`"), "# HTTP API\n"]
     info = document.get("info", {})
     out.append(f"{info.get('summary', '')} OpenAPI {document.get('openapi')}, "

@@ -28,6 +28,8 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 from pydantic_settings import BaseSettings
 
+from slotwise.streams.cli.setting_notes import NOTES
+
 __all__ = ["docs_app", "generate", "setting_names", "stale"]
 
 _REPO = Path(__file__).resolve().parents[2]
@@ -228,7 +230,8 @@ def _setting_rows(
                 annotation, inner, group, nested, readers=readers, owners=owners
             )
             continue
-        description = info.description or notes.get(name, "")
+        variable = f"{prefix}{name.upper()}"
+        description = info.description or notes.get(name, "") or NOTES.get(variable, "")
         read = readers.get(name) or set().union(*(readers.get(o, set()) for o in owners))
         yield (
             f"| `{prefix}{name.upper()}` | {_cell(_type_name(annotation))} | "

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from slotwise.streams.cli import app
 from slotwise.streams.cli.docs import generate, setting_names, stale
+from slotwise.streams.cli.setting_notes import NOTES
 from slotwise.streams.config import Settings
 
 _REPO = Path(__file__).resolve().parents[3]
@@ -59,3 +60,10 @@ def test_the_k8s_configmap_sets_only_settings_that_exist() -> None:
     keys = set(re.findall(r"^\s+(SLOTWISE_[A-Z0-9_]+):", configmap, re.MULTILINE))
     assert keys, "the ConfigMap sets no SLOTWISE_* key"
     assert keys - setting_names() == set()
+
+
+def test_every_setting_says_what_it_does_and_no_note_outlives_its_setting() -> None:
+    page = generate()["configuration.md"]
+    assert set(NOTES) <= setting_names()
+    undescribed = [line.split("|")[1].strip() for line in page.splitlines() if "| — |" in line]
+    assert undescribed == []

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from slotwise.sinks.kafka.publisher import idempotent_producer
-from slotwise.streams.cli.read import _committed
+from slotwise.streams.cli.read import committed_messages
 from slotwise.streams.config import Settings
 from slotwise.topics.codec import CONTENT_TYPE, decode_record, encode_record
 from slotwise.topics.exceptions import RecordError
@@ -119,7 +119,7 @@ def erasures_tail(
     settings = Settings()
     shown = 0
     wanted = subject.encode() if subject is not None else None
-    for key, value in _committed(
+    for key, value in committed_messages(
         settings, settings.catalogue().erasures, from_beginning, None, timeout
     ):
         if wanted is not None and key != wanted:

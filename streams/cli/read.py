@@ -26,7 +26,7 @@ from slotwise.topics.codec import decode_record, encode_record
 from slotwise.topics.exceptions import RecordError
 from slotwise.topics.records import CandidateFact, Command, Fact, Observation, SupersessionEvent
 
-__all__ = ["facts", "produce", "tail", "wait"]
+__all__ = ["committed_messages", "facts", "produce", "tail", "wait"]
 
 _out = Console()
 _err = Console(stderr=True)
@@ -140,7 +140,7 @@ def tail(
     """Print the messages of a topic as they are committed (read_committed)."""
     settings = Settings()
     name = getattr(settings.catalogue(), topic.value)
-    for _key, value in _committed(settings, name, from_beginning, max_messages, timeout):
+    for _key, value in committed_messages(settings, name, from_beginning, max_messages, timeout):
         if as_json or topic is not Tailable.supersessions:
             sys.stdout.write((value or b"null").decode("utf-8", "replace") + "\n")
             sys.stdout.flush()
@@ -155,13 +155,15 @@ def tail(
         )
 
 
-def _committed(
+def committed_messages(
     settings: Settings,
     topic: str,
     from_beginning: bool,
     max_messages: int | None,
     idle_timeout: float | None,
 ) -> Iterator[tuple[bytes | None, bytes | None]]:
+    """``(key, value)`` of a topic's committed messages, from its end (or beginning) on,
+    until ``max_messages`` or ``idle_timeout`` seconds without one."""
     consumer = Consumer(
         settings.librdkafka(
             {

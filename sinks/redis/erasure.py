@@ -138,7 +138,7 @@ class RedisErasure:
 
     async def keys(self, subject_id: str) -> dict[str, str]:
         """Kind → Redis type of every key the subject has, found by scanning."""
-        prefix = self._store.key(subject_id, "")
+        layout = self._store.layout
         with translated("scanning a subject's keys"):
             names = sorted(
                 {
@@ -152,7 +152,11 @@ class RedisErasure:
                 for name in names:
                     pipe.type(name)
                 types = [as_bytes(t).decode() for t in await pipe.execute()]
-        return {n.removeprefix(prefix): t for n, t in zip(names, types, strict=True) if t != "none"}
+        return {
+            layout.kind_of(subject_id, n): t
+            for n, t in zip(names, types, strict=True)
+            if t != "none"
+        }
 
     async def begin(
         self,

@@ -36,6 +36,7 @@ The deployment's own keys carry no subject tag (a subject may be called
     <prefix>:migration                         the migration's step   (migration.py)
     <prefix>:adapter:<version>, :adapter:enabled  drift adapters      (adapters.py)
     <prefix>:replica-ack                       WAIT's own write       (replicas.py)
+    <prefix>:tokens                            API token → grant      (tokens.py)
     <prefix>:{rebuild:<scope>}:offsets|subjects  a rebuild's progress (rebuild.py)
 
 The subject id is percent-encoded in key names, so a subject id holding ``}``
@@ -172,6 +173,10 @@ class KeyLayout:
     @property
     def enabled_adapter(self) -> str:
         return f"{self.prefix}:adapter:enabled"
+
+    @property
+    def tokens(self) -> str:
+        return f"{self.prefix}:tokens"
 
     @property
     def replica_ack(self) -> str:

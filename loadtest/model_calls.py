@@ -37,7 +37,7 @@ from anthropic.types import Message
 from pydantic import SecretStr
 
 from slotwise.models.extractor import AnthropicExtractor
-from slotwise.models.llm import ModelClient, _Request
+from slotwise.models.llm import ModelClient, ModelRequest
 from slotwise.processors.schema import AttributeSchema
 from slotwise.topics.records import Observation
 
@@ -99,7 +99,7 @@ class _PlainSdk(ModelClient):
     """The reference: the SDK's ``messages.create`` and its own reply reading, on a
     client with the SDK's defaults; the retries, breaker and parsing are the worker's."""
 
-    async def _send(self, purpose: str, request: _Request) -> Message:
+    async def _send(self, purpose: str, request: ModelRequest) -> Message:
         return await self._client.messages.create(
             model=self.model,
             system=request.system,

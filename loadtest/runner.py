@@ -38,6 +38,7 @@ import redis
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from slotwise.sinks.kafka.admin import ensure_topics
+from slotwise.sinks.redis.keys import OBSERVATIONS, OBSERVED, KeyLayout
 from slotwise.streams.config import Settings
 from slotwise.streams.dev.testing import (
     ChildProcess,
@@ -196,8 +197,9 @@ class Bench:
         client = redis.Redis.from_url(self.settings.redis_url)
         try:
             pipe = client.pipeline(transaction=False)
+            layout = KeyLayout(self.redis_prefix)
             for subject in subjects:
-                pipe.zcard(_subject_key(self.redis_prefix, subject, "observations"))
+                pipe.zcard(layout.key(subject, OBSERVATIONS))
             return sum(int(n) for n in pipe.execute())
         finally:
             client.close()
@@ -213,11 +215,6 @@ class Bench:
             drop_deployment(self.deployment)
 
 
-def _subject_key(prefix: str, subject: str, kind: str) -> str:
-    # The generator's subject ids are plain (letters, digits, dashes): no escaping needed.
-    return f"{prefix}:{{{subject}}}:{kind}"
-
-
 class WatermarkListener:
     """When each observation's watermark was published by Redis, as ``time.time()``."""
 
@@ -225,7 +222,7 @@ class WatermarkListener:
         self.seen: dict[str, float] = {}
         self._client = redis.Redis.from_url(redis_url)
         self._pubsub = self._client.pubsub(ignore_subscribe_messages=True)
-        self._pubsub.psubscribe(f"{redis_prefix}:*:observed")
+        self._pubsub.psubscribe(KeyLayout(redis_prefix).kind_pattern(OBSERVED))
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._listen, name="watermarks", daemon=True)
 

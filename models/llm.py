@@ -37,7 +37,14 @@ from slotwise.models.exceptions import (
     ModelUnavailable,
 )
 
-__all__ = ["BreakerState", "CircuitBreaker", "ModelClient", "RetryPolicy", "sdk_telemetry"]
+__all__ = [
+    "BreakerState",
+    "CircuitBreaker",
+    "ModelClient",
+    "ModelRequest",
+    "RetryPolicy",
+    "sdk_telemetry",
+]
 
 Sleep = Callable[[float], Awaitable[None]]
 Clock = Callable[[], float]
@@ -165,7 +172,9 @@ class CircuitBreaker:
 
 
 @dataclass(frozen=True, slots=True)
-class _Request:
+class ModelRequest:
+    """One Messages API request as :meth:`ModelClient._send` sends it."""
+
     system: list[TextBlockParam]
     messages: list[MessageParam]
     max_tokens: int
@@ -265,7 +274,7 @@ class ModelClient:
         tool_choice: ToolChoiceParam,
     ) -> Message:
         """One Messages call within the retry budget; raises a :class:`ModelError`."""
-        request = _Request(list(system), list(messages), max_tokens, list(tools), tool_choice)
+        request = ModelRequest(list(system), list(messages), max_tokens, list(tools), tool_choice)
         retries = 0
         call = object()
         while True:
@@ -290,7 +299,7 @@ class ModelClient:
             retries += 1
 
     async def _attempt(
-        self, purpose: str, probe: bool, request: _Request, call: object
+        self, purpose: str, probe: bool, request: ModelRequest, call: object
     ) -> Message | _Failure:
         """One HTTP request: the message, or a retryable failure (anything else raises)."""
         try:
@@ -313,7 +322,7 @@ class ModelClient:
         CALLS.labels(purpose, "ok").inc()
         return message
 
-    async def _send(self, purpose: str, request: _Request) -> Message:
+    async def _send(self, purpose: str, request: ModelRequest) -> Message:
         async with self._semaphore:
             IN_FLIGHT.inc()
             started = time.perf_counter()

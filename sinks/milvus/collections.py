@@ -36,6 +36,7 @@ __all__ = [
     "collection_name",
     "create_collection",
     "ensure_collection",
+    "fit_text",
     "model_slug",
     "of_subject",
     "subject_collections",
@@ -80,6 +81,12 @@ def collection_name(prefix: str, model_name: str, created: datetime) -> str:
 
 def cold_collection_name(prefix: str, model_name: str) -> str:
     return f"{prefix}_cold_{model_slug(model_name)}"
+
+
+def fit_text(text: str) -> str:
+    """A fact's text as a row holds it (the VARCHAR bound; the full text lives in Redis)."""
+    raw = text.encode()
+    return text if len(raw) <= TEXT_BYTES else raw[:TEXT_BYTES].decode(errors="ignore")
 
 
 def _literal(value: str) -> str:

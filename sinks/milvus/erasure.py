@@ -28,39 +28,25 @@ The looks, for the checks an erasure makes after deleting:
 
 from __future__ import annotations
 
-import asyncio
-import functools
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from collections.abc import Iterator, Sequence
 
-from pymilvus import MilvusClient, MilvusException
+from pymilvus import MilvusClient
 
 from slotwise.processors.ports import Embedder
-from slotwise.sinks.exceptions import VectorIndexError
+from slotwise.sinks.milvus.client import MilvusLink
 from slotwise.sinks.milvus.collections import (
-    GRPC_OPTIONS,
     MODEL_PROPERTY,
-    READ_CONSISTENCY,
-    TEXT_BYTES,
     among,
+    fit_text,
     of_subject,
     subject_collections,
 )
 
 __all__ = ["MilvusErasure"]
 
-T = TypeVar("T")
-_NOT_LOADED = 101  # Milvus's CollectionNotLoaded
 _IDS_PER_CALL = 1000
 _TEXTS_PER_SEARCH = 256
 _ROWS_PER_PAGE = 1000
-
-
-def _fit(text: str) -> str:
-    # The index keeps at most TEXT_BYTES of a text (milvus_index._fit).
-    raw = text.encode()
-    return text if len(raw) <= TEXT_BYTES else raw[:TEXT_BYTES].decode(errors="ignore")
 
 
 def _batches(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
@@ -84,37 +70,31 @@ class MilvusErasure:
         prefix: str = "facts",
         timeout_s: float = 60.0,
     ) -> None:
-        self._uri = uri
-        self._token = token or ""
+        self._link = MilvusLink(uri, token=token, timeout_s=timeout_s, name="erasure")
         self._embedder = embedder
         self._prefix = prefix
         self._timeout_s = timeout_s
-        self._client: MilvusClient | None = None
-        self._threads = ThreadPoolExecutor(2, thread_name_prefix="slotwise-erasure")
 
     async def close(self) -> None:
-        client, self._client = self._client, None
-        if client is not None:
-            await self._call(client.close)
-        self._threads.shutdown(wait=False)
+        await self._link.close()
 
     async def collections(self) -> list[str]:
-        return list(await self._call(lambda: subject_collections(self._connected(), self._prefix)))
+        return await self._link.call(lambda: subject_collections(self._link.client(), self._prefix))
 
     async def count(self, subject_id: str, fact_ids: Sequence[str] | None) -> dict[str, int]:
         """Rows of the subject (of ``fact_ids`` only, unless None), per collection."""
-        return dict(await self._call(self._count_sync, subject_id, fact_ids))
+        return dict(await self._link.call(self._count_sync, subject_id, fact_ids))
 
     async def delete(self, subject_id: str, fact_ids: Sequence[str] | None) -> dict[str, int]:
         """Delete the subject's rows (``fact_ids``' only, unless None) everywhere; the rows
         each collection held before, per collection."""
-        return dict(await self._call(self._delete_sync, subject_id, fact_ids))
+        return dict(await self._link.call(self._delete_sync, subject_id, fact_ids))
 
     async def rows_with_text(self, subject_id: str, texts: Sequence[str]) -> dict[str, list[str]]:
         """Per collection, the fact ids of the subject's rows holding one of ``texts``."""
         if not texts:
             return {}
-        return dict(await self._call(self._texts_sync, subject_id, texts))
+        return dict(await self._link.call(self._texts_sync, subject_id, texts))
 
     async def nearest_to_texts(
         self, subject_id: str, texts: Sequence[str], *, k: int = 5
@@ -125,20 +105,10 @@ class MilvusErasure:
             return {}
         vectors: list[list[float]] = []
         for batch in _batches(texts, _TEXTS_PER_SEARCH):
-            vectors += await self._in_thread(self._embedder.embed, list(batch))
-        return dict(await self._call(self._search_sync, subject_id, vectors, k))
+            vectors += await self._link.in_thread(self._embedder.embed, list(batch))
+        return dict(await self._link.call(self._search_sync, subject_id, vectors, k))
 
     # -- in a worker thread ---------------------------------------------------
-
-    def _connected(self) -> MilvusClient:
-        if self._client is None:
-            self._client = MilvusClient(
-                uri=self._uri,
-                token=self._token,
-                timeout=self._timeout_s,
-                grpc_options=GRPC_OPTIONS,
-            )
-        return self._client
 
     def _filters(self, subject_id: str, fact_ids: Sequence[str] | None) -> list[str]:
         subject = of_subject(subject_id)
@@ -147,27 +117,16 @@ class MilvusErasure:
         return [f"{subject} and {among(b)}" for b in _batches(fact_ids, _IDS_PER_CALL)]
 
     def _count_sync(self, subject_id: str, fact_ids: Sequence[str] | None) -> dict[str, int]:
-        client = self._connected()
+        client = self._link.client()
         counts: dict[str, int] = {}
         for name in subject_collections(client, self._prefix):
             counts[name] = 0
             for where in self._filters(subject_id, fact_ids):
-                rows = self._loaded(
-                    client,
-                    name,
-                    lambda c, n=name, w=where: c.query(  # type: ignore[misc]
-                        n,
-                        filter=w,
-                        output_fields=["count(*)"],
-                        consistency_level=READ_CONSISTENCY,
-                        timeout=self._timeout_s,
-                    ),
-                )
-                counts[name] += int(rows[0]["count(*)"]) if rows else 0
+                counts[name] += self._link.count(name, where)
         return counts
 
     def _delete_sync(self, subject_id: str, fact_ids: Sequence[str] | None) -> dict[str, int]:
-        client = self._connected()
+        client = self._link.client()
         held = self._count_sync(subject_id, fact_ids)
         for name, rows in held.items():
             if not rows:
@@ -178,8 +137,7 @@ class MilvusErasure:
         return held
 
     def _texts_sync(self, subject_id: str, texts: Sequence[str]) -> dict[str, list[str]]:
-        client = self._connected()
-        wanted = {_fit(t) for t in texts}
+        wanted = {fit_text(t) for t in texts}
         found: dict[str, list[str]] = {}
         for name, held in self._count_sync(subject_id, None).items():
             found[name] = []
@@ -187,27 +145,19 @@ class MilvusErasure:
                 continue
             # Every row of the subject is read and compared here: a text is user input,
             # and no filter expression has to quote it.
-            pages = client.query_iterator(
+            pages = self._link.pages(
                 name,
                 batch_size=_ROWS_PER_PAGE,
-                filter=of_subject(subject_id),
+                where=of_subject(subject_id),
                 output_fields=["fact_id", "text"],
-                consistency_level=READ_CONSISTENCY,
-                timeout=self._timeout_s,
             )
-            try:
-                hits: list[str] = []
-                while page := pages.next():
-                    hits += [str(r["fact_id"]) for r in page if r["text"] in wanted]
-            finally:
-                pages.close()
-            found[name] = hits
+            found[name] = [str(r["fact_id"]) for page in pages for r in page if r["text"] in wanted]
         return found
 
     def _search_sync(
         self, subject_id: str, vectors: list[list[float]], k: int
     ) -> dict[str, list[tuple[str, str]]]:
-        client = self._connected()
+        client = self._link.client()
         found: dict[str, list[tuple[str, str]]] = {}
         for name in subject_collections(client, self._prefix):
             if not self._same_model(client, name):
@@ -215,19 +165,12 @@ class MilvusErasure:
             hits: list[tuple[str, str]] = []
             for first in range(0, len(vectors), _TEXTS_PER_SEARCH):
                 batch = vectors[first : first + _TEXTS_PER_SEARCH]
-                result = self._loaded(
-                    client,
+                result = self._link.search(
                     name,
-                    lambda c, n=name, b=batch: c.search(  # type: ignore[misc]
-                        n,
-                        data=b,
-                        limit=k,
-                        filter=of_subject(subject_id),
-                        output_fields=["fact_id", "text"],
-                        search_params={"metric_type": "COSINE"},
-                        consistency_level=READ_CONSISTENCY,
-                        timeout=self._timeout_s,
-                    ),
+                    batch,
+                    limit=k,
+                    where=of_subject(subject_id),
+                    output_fields=["fact_id", "text"],
                 )
                 hits += [(str(h["fact_id"]), str(h["entity"]["text"])) for q in result for h in q]
             found[name] = hits
@@ -239,24 +182,3 @@ class MilvusErasure:
         dims = [f["params"].get("dim") for f in described["fields"] if f["name"] == "vector"]
         same_dim = bool(dims) and int(dims[0]) == self._embedder.dimension
         return same_dim and stamped in (None, self._embedder.model_name)
-
-    def _loaded(self, client: MilvusClient, name: str, call: Callable[[MilvusClient], T]) -> T:
-        """Run a read, loading the collection first if Milvus has released it (a cold
-        tier nobody searched, or any collection after Milvus Lite restarted)."""
-        try:
-            return call(client)
-        except MilvusException as exc:
-            if exc.code != _NOT_LOADED:
-                raise
-        client.load_collection(name, timeout=self._timeout_s)
-        return call(client)
-
-    async def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
-        try:
-            return await self._in_thread(fn, *args)
-        except MilvusException as exc:
-            raise VectorIndexError(f"milvus at {self._uri}: {exc}") from exc
-
-    async def _in_thread(self, fn: Callable[..., T], *args: Any) -> T:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._threads, functools.partial(fn, *args))

@@ -28,23 +28,21 @@ embedded again from the fact's text.
 from __future__ import annotations
 
 import asyncio
-import functools
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
-from pymilvus import MilvusClient, MilvusException
+from pymilvus import MilvusClient
 
 from slotwise.processors.ports import Embedder
 from slotwise.sinks.exceptions import VectorIndexError
+from slotwise.sinks.milvus.client import MilvusLink, loaded
 from slotwise.sinks.milvus.collections import (
     FIELDS,
-    GRPC_OPTIONS,
     READ_CONSISTENCY,
-    TEXT_BYTES,
     create_collection,
+    fit_text,
     of_subject,
 )
 from slotwise.sinks.milvus.index import MilvusIndex
@@ -53,16 +51,8 @@ from slotwise.topics.records import Fact
 __all__ = ["MilvusTiers", "Tier", "TierMoves", "archived_subject", "fit_text"]
 
 Tier = Literal["hot", "cold"]
-T = TypeVar("T")
 
-_NOT_LOADED = 101
 _CHUNK = 256
-
-
-def fit_text(text: str) -> str:
-    """A fact's text as a row holds it (the VARCHAR bound; the full text lives in Redis)."""
-    raw = text.encode()
-    return text if len(raw) <= TEXT_BYTES else raw[:TEXT_BYTES].decode(errors="ignore")
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,27 +89,21 @@ class MilvusTiers:
     ) -> None:
         self._index = index
         self._embedder = embedder
-        self._uri = uri
-        self._token = token or ""
+        self._link = MilvusLink(uri, token=token, timeout_s=timeout_s, name="milvus tiers")
         self._timeout_s = timeout_s
         self._flush_every = flush_every
         self._min_flush_interval_s = min_flush_interval_s
         self._monotonic = monotonic
         self._flushed_at = monotonic()
         self._unflushed: dict[str, int] = {}
-        self._client: MilvusClient | None = None
         self._lock = asyncio.Lock()
-        self._threads = ThreadPoolExecutor(2, thread_name_prefix="slotwise-tiers")
 
     @property
     def cold_collection(self) -> str:
         return self._index.cold_collection
 
     async def close(self) -> None:
-        client, self._client = self._client, None
-        if client is not None:
-            await self._in_thread(client.close)
-        self._threads.shutdown(wait=False)
+        await self._link.close()
 
     async def settle(self, subject_id: str, facts: Sequence[Fact]) -> TierMoves:
         """Current facts' rows found in the cold tier back to the hot one; every other
@@ -140,14 +124,14 @@ class MilvusTiers:
             await self._index.discard(subject_id, ids)
         hot = await self._hot()
         async with self._lock:
-            return await self._call(self._settle_sync, hot, archived, current)
+            return await self._link.call(self._settle_sync, hot, archived, current)
 
     async def locate(self, fact_ids: Sequence[str]) -> dict[str, set[Tier]]:
         """The tiers each fact's row is in now (empty: in neither)."""
         hot = await self._hot()
         found: dict[str, set[Tier]] = {f: set() for f in fact_ids}
         for tier, name in (("hot", hot), ("cold", self.cold_collection)):
-            rows = await self._call(self._get_sync, name, list(fact_ids), ["fact_id"])
+            rows = await self._link.call(self._get_sync, name, list(fact_ids), ["fact_id"])
             for fact_id in rows:
                 found[fact_id].add(tier)  # type: ignore[arg-type]
         return found
@@ -156,21 +140,23 @@ class MilvusTiers:
         """Rows in each tier."""
         hot = await self._hot()
         return {
-            "hot": int(await self._call(self._count_sync, hot)),
-            "cold": int(await self._call(self._count_sync, self.cold_collection)),
+            "hot": int(await self._link.call(self._count_sync, hot)),
+            "cold": int(await self._link.call(self._count_sync, self.cold_collection)),
         }
 
     async def rows_of(self, subject_id: str) -> dict[Tier, dict[str, str]]:
         """The subject's rows in each tier: fact id → the row's text."""
         hot = await self._hot()
         return {
-            "hot": await self._call(self._texts_sync, hot, subject_id),
-            "cold": await self._call(self._texts_sync, self.cold_collection, subject_id),
+            "hot": await self._link.call(self._texts_sync, hot, subject_id),
+            "cold": await self._link.call(self._texts_sync, self.cold_collection, subject_id),
         }
 
     async def subject_of(self, fact_id: str) -> str | None:
         """The subject of an archived fact, from its cold-tier row (None if not there)."""
-        rows = await self._call(self._get_sync, self.cold_collection, [fact_id], ["subject_id"])
+        rows = await self._link.call(
+            self._get_sync, self.cold_collection, [fact_id], ["subject_id"]
+        )
         row = rows.get(fact_id)
         return None if row is None else str(row["subject_id"])
 
@@ -186,7 +172,7 @@ class MilvusTiers:
 
     def _settle_sync(self, hot: str, archived: list[Fact], current: list[Fact]) -> TierMoves:
         cold = self.cold_collection
-        client = self._connected()
+        client = self._link.client()
         moves = TierMoves()
         if archived:
             if not client.has_collection(cold):
@@ -232,7 +218,7 @@ class MilvusTiers:
             rows += [
                 _row(f, self._embedder.model_name, v) for f, v in zip(stale, vectors, strict=True)
             ]
-        client = self._connected()
+        client = self._link.client()
         for first in range(0, len(rows), _CHUNK):
             client.upsert(target, rows[first : first + _CHUNK], timeout=self._timeout_s)
         doomed = [f.fact_id for f in facts if f.fact_id in elsewhere]
@@ -256,92 +242,29 @@ class MilvusTiers:
     def _get_sync(
         self, collection: str, ids: list[str], fields: list[str]
     ) -> dict[str, dict[str, Any]]:
-        client = self._connected()
+        client = self._link.client()
         if not ids or not client.has_collection(collection):
             return {}
         found: dict[str, dict[str, Any]] = {}
         for first in range(0, len(ids), _CHUNK):
-            chunk = ids[first : first + _CHUNK]
-            rows = self._loaded(
-                collection,
-                lambda c, chunk=chunk: c.get(  # type: ignore[misc]
-                    collection,
-                    ids=chunk,
-                    output_fields=fields,
-                    consistency_level=READ_CONSISTENCY,
-                    timeout=self._timeout_s,
-                ),
-            )
+            rows = self._link.get(collection, ids[first : first + _CHUNK], fields)
             found.update({str(r["fact_id"]): dict(r) for r in rows})
         return found
 
     def _texts_sync(self, collection: str, subject_id: str) -> dict[str, str]:
-        client = self._connected()
+        client = self._link.client()
         if not client.has_collection(collection):
             return {}
-        pages = self._loaded(
-            collection,
-            lambda c: c.query_iterator(
-                collection,
-                batch_size=1000,
-                filter=of_subject(subject_id),
-                output_fields=["fact_id", "text"],
-                consistency_level=READ_CONSISTENCY,
-                timeout=self._timeout_s,
-            ),
+        pages = self._link.pages(
+            collection, where=of_subject(subject_id), output_fields=["fact_id", "text"]
         )
-        found: dict[str, str] = {}
-        try:
-            while page := pages.next():
-                found.update({str(r["fact_id"]): str(r["text"]) for r in page})
-        finally:
-            pages.close()
-        return found
+        return {str(r["fact_id"]): str(r["text"]) for page in pages for r in page}
 
     def _count_sync(self, collection: str) -> int:
-        client = self._connected()
+        client = self._link.client()
         if not client.has_collection(collection):
             return 0
-        rows = self._loaded(
-            collection,
-            lambda c: c.query(
-                collection,
-                output_fields=["count(*)"],
-                consistency_level=READ_CONSISTENCY,
-                timeout=self._timeout_s,
-            ),
-        )
-        return int(rows[0]["count(*)"]) if rows else 0
-
-    def _loaded(self, collection: str, call: Callable[[MilvusClient], T]) -> T:
-        client = self._connected()
-        try:
-            return call(client)
-        except MilvusException as exc:
-            if exc.code != _NOT_LOADED:
-                raise
-        client.load_collection(collection, timeout=self._timeout_s)
-        return call(client)
-
-    def _connected(self) -> MilvusClient:
-        if self._client is None:
-            self._client = MilvusClient(
-                uri=self._uri,
-                token=self._token,
-                timeout=self._timeout_s,
-                grpc_options=GRPC_OPTIONS,
-            )
-        return self._client
-
-    async def _call(self, fn: Callable[..., T], *args: Any) -> T:
-        try:
-            return await self._in_thread(fn, *args)
-        except MilvusException as exc:
-            raise VectorIndexError(f"milvus tiers at {self._uri}: {exc}") from exc
-
-    async def _in_thread(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._threads, functools.partial(fn, *args, **kwargs))
+        return self._link.count(collection)
 
 
 def _row(fact: Fact, model: str, vector: Sequence[float]) -> dict[str, Any]:
@@ -361,13 +284,7 @@ def archived_subject(client: MilvusClient, prefix: str, fact_id: str) -> str | N
     for name in client.list_collections():
         if not name.startswith(f"{prefix}_cold_"):
             continue
-        try:
-            rows = _subject_row(client, name, fact_id)
-        except MilvusException as exc:
-            if exc.code != _NOT_LOADED:
-                raise
-            client.load_collection(name)
-            rows = _subject_row(client, name, fact_id)
+        rows = loaded(client, name, lambda c, n=name: _subject_row(c, n, fact_id))  # type: ignore[misc]
         if rows:
             return str(rows[0]["subject_id"])
     return None

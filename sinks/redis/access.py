@@ -18,7 +18,7 @@ outside the log, a forget pass reads them once and stores its decision with
 its outputs: a replay re-emits the decision instead of scoring again.
 
 Erasing facts must drop their entries here too (:meth:`RedisAccess.drop`);
-:data:`ACCESS_KINDS` names the keys for a whole-subject erase.
+``keys.ACCESS_KINDS`` names the keys for a whole-subject erase.
 """
 
 from __future__ import annotations
@@ -32,15 +32,18 @@ from datetime import UTC, datetime
 from prometheus_client import Counter
 
 from slotwise.processors.forgetting import Access
-from slotwise.sinks.redis.store import RedisStore, _raw, _script, _translated
+from slotwise.sinks.redis.errors import translated
+from slotwise.sinks.redis.keys import ACCESS_KINDS
+from slotwise.sinks.redis.replies import as_bytes
+from slotwise.sinks.redis.scripts import lua_script
+from slotwise.sinks.redis.store import RedisStore
 from slotwise.topics.exceptions import SlotwiseError
 from slotwise.topics.records import Fact
 
-__all__ = ["ACCESSES", "ACCESS_KINDS", "AccessHook", "RedisAccess"]
+__all__ = ["ACCESSES", "AccessHook", "RedisAccess"]
 
 log = logging.getLogger(__name__)
 
-ACCESS_KINDS = ("access_at", "access_n")
 ACCESSES = Counter(
     "slotwise_fact_accesses_total",
     "Facts returned by reads, by whether recording the access succeeded",
@@ -58,7 +61,7 @@ class RedisAccess:
     def __init__(self, store: RedisStore) -> None:
         self._store = store
         self._redis = store.client
-        self._script = self._redis.register_script(_script("access.lua"))
+        self._script = self._redis.register_script(lua_script("access.lua"))
 
     def _keys(self, subject_id: str) -> list[str]:
         return [self._store.key(subject_id, kind) for kind in ACCESS_KINDS]
@@ -72,7 +75,7 @@ class RedisAccess:
         batches = [(s, facts) for s, facts in reads.items() if facts]
         if not batches:
             return
-        with _translated("recording accesses"):
+        with translated("recording accesses"):
             async with self._redis.pipeline(transaction=False) as pipe:
                 for subject_id, facts in batches:
                     args: list[str | int] = []
@@ -89,13 +92,13 @@ class RedisAccess:
     async def read(self, subject_id: str) -> dict[str, Access]:
         """Every recorded access of the subject's facts, by fact id."""
         at_key, count_key = self._keys(subject_id)
-        with _translated("reading accesses"):
+        with translated("reading accesses"):
             async with self._redis.pipeline(transaction=False) as pipe:
                 pipe.zrange(at_key, 0, -1, withscores=True)
                 pipe.hgetall(count_key)
                 stamps, counts = await pipe.execute()
-        last = {_raw(m).decode(): datetime.fromtimestamp(s / 1000, UTC) for m, s in stamps}
-        count = {_raw(k).decode(): int(v) for k, v in counts.items()}
+        last = {as_bytes(m).decode(): datetime.fromtimestamp(s / 1000, UTC) for m, s in stamps}
+        count = {as_bytes(k).decode(): int(v) for k, v in counts.items()}
         return {f: Access(count.get(f, 0), last.get(f)) for f in last.keys() | count.keys()}
 
     async def drop(self, subject_id: str, fact_ids: Iterable[str]) -> None:
@@ -104,7 +107,7 @@ class RedisAccess:
         if not ids:
             return
         at_key, count_key = self._keys(subject_id)
-        with _translated("dropping accesses"):
+        with translated("dropping accesses"):
             async with self._redis.pipeline(transaction=False) as pipe:
                 pipe.zrem(at_key, *ids)
                 pipe.hdel(count_key, *ids)

@@ -22,7 +22,10 @@ import orjson
 
 from slotwise.processors.drift_adapter import DriftAdapter
 from slotwise.sinks.exceptions import AdapterNotFound
-from slotwise.sinks.redis.store import RedisStore, _raw, _translated
+from slotwise.sinks.redis.errors import translated
+from slotwise.sinks.redis.keys import KeyLayout
+from slotwise.sinks.redis.replies import as_bytes
+from slotwise.sinks.redis.store import RedisStore
 
 __all__ = ["AdapterStore"]
 
@@ -34,14 +37,14 @@ class AdapterStore:
 
     def __init__(self, store: RedisStore, prefix: str) -> None:
         self._redis = store.client
-        self._prefix = prefix
+        self._layout = KeyLayout(prefix)
 
     def _key(self, version: str) -> str:
-        return f"{self._prefix}:adapter:{version}"
+        return self._layout.adapter(version)
 
     @property
     def _enabled_key(self) -> str:
-        return f"{self._prefix}:adapter:enabled"
+        return self._layout.enabled_adapter
 
     async def save(
         self, adapter: DriftAdapter, *, held_out: list[str], now: datetime | None = None
@@ -52,46 +55,46 @@ class AdapterStore:
             "fitted_at": (now or datetime.now(UTC)).isoformat(),
             "held_out": orjson.dumps(held_out),
         }
-        with _translated("storing an adapter"):
+        with translated("storing an adapter"):
             await self._redis.hset(self._key(adapter.version), mapping=fields)
         return adapter.version
 
     async def held_out(self, version: str) -> list[str]:
         await self.load(version)
-        with _translated("reading an adapter's held-out facts"):
+        with translated("reading an adapter's held-out facts"):
             raw = await self._redis.hget(self._key(version), "held_out")
         return [] if raw is None else [str(f) for f in orjson.loads(raw)]
 
     async def load(self, version: str) -> DriftAdapter:
-        with _translated("reading an adapter"):
+        with translated("reading an adapter"):
             raw = await self._redis.hget(self._key(version), "blob")
         if raw is None:
             raise AdapterNotFound(f"no adapter {version} (fit one: slotwise migrate adapter fit)")
-        return DriftAdapter.from_bytes(_raw(raw))
+        return DriftAdapter.from_bytes(as_bytes(raw))
 
     async def record_validation(self, version: str, report: dict[str, object]) -> None:
         await self.load(version)
-        with _translated("storing an adapter's validation"):
+        with translated("storing an adapter's validation"):
             await self._redis.hset(self._key(version), "validation", orjson.dumps(report))
 
     async def validation(self, version: str) -> dict[str, object] | None:
-        with _translated("reading an adapter's validation"):
+        with translated("reading an adapter's validation"):
             raw = await self._redis.hget(self._key(version), "validation")
         return None if raw is None else dict(orjson.loads(raw))
 
     async def enable(self, version: str) -> DriftAdapter:
         adapter = await self.load(version)
-        with _translated("enabling an adapter"):
+        with translated("enabling an adapter"):
             await self._redis.set(self._enabled_key, version)
         return adapter
 
     async def disable(self) -> str | None:
         """Disable the enabled adapter; its version, or None if none was."""
-        with _translated("disabling the adapter"):
+        with translated("disabling the adapter"):
             raw = await self._redis.getdel(self._enabled_key)
-        return None if raw is None else _raw(raw).decode()
+        return None if raw is None else as_bytes(raw).decode()
 
     async def enabled(self) -> DriftAdapter | None:
-        with _translated("reading the enabled adapter"):
+        with translated("reading the enabled adapter"):
             raw = await self._redis.get(self._enabled_key)
-        return None if raw is None else await self.load(_raw(raw).decode())
+        return None if raw is None else await self.load(as_bytes(raw).decode())

@@ -20,46 +20,46 @@ over all of them.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable
-from urllib.parse import unquote
 
-from slotwise.sinks.redis.store import RedisStore, _raw, _script, _slot_field, _translated
+from slotwise.sinks.redis.errors import translated
+from slotwise.sinks.redis.keys import ARCHIVED, FACTS, META, slot_field, slot_member
+from slotwise.sinks.redis.replies import as_bytes, decode_fact
+from slotwise.sinks.redis.scripts import lua_script
+from slotwise.sinks.redis.store import RedisStore
 from slotwise.topics.records import Fact
 
-__all__ = ["COLD_KIND", "RedisColdIndex", "subjects"]
-
-COLD_KIND = "archived"
-_GLOB = str.maketrans({c: "\\" + c for c in "*?[]\\"})
+__all__ = ["RedisColdIndex", "subjects"]
 
 
 def _member(fact: Fact) -> str:
-    return f"{_slot_field(fact.attribute)}\0{fact.fact_id}"
+    return slot_member(fact.attribute, fact.fact_id)
 
 
 class RedisColdIndex:
     def __init__(self, store: RedisStore) -> None:
         self._store = store
         self._redis = store.client
-        self._read = self._redis.register_script(_script("cold_slot.lua"))
+        self._read = self._redis.register_script(lua_script("cold_slot.lua"))
 
     def _key(self, subject_id: str) -> str:
-        return self._store.key(subject_id, COLD_KIND)
+        return self._store.key(subject_id, ARCHIVED)
 
     async def mark(self, subject_id: str, facts: Iterable[Fact]) -> None:
         """Name these (archived) facts in the index."""
         members = {_member(f): 0 for f in facts if f.subject_id == subject_id}
         if members:
-            with _translated("marking archived facts"):
+            with translated("marking archived facts"):
                 await self._redis.zadd(self._key(subject_id), members)
 
     async def unmark(self, subject_id: str, facts: Iterable[Fact]) -> None:
         members = [_member(f) for f in facts if f.subject_id == subject_id]
         if members:
-            with _translated("unmarking archived facts"):
+            with translated("unmarking archived facts"):
                 await self._redis.zrem(self._key(subject_id), *members)
 
     async def archived_in_slot(self, subject_id: str, attribute: str | None) -> list[Fact]:
         """The subject's archived facts of ``attribute`` (None: the unslotted ones)."""
-        _, facts = await self._call(subject_id, _slot_field(attribute))
+        _, facts = await self._call(subject_id, slot_field(attribute))
         return sorted(facts, key=lambda f: (f.valid_from, f.recorded_at, f.fact_id))
 
     async def archived_count(self, subject_id: str) -> int:
@@ -68,25 +68,22 @@ class RedisColdIndex:
         return count
 
     async def _call(self, subject_id: str, field: str) -> tuple[int, list[Fact]]:
-        keys = [self._key(subject_id), self._store.key(subject_id, "facts")]
-        with _translated("reading archived facts"):
+        keys = [self._key(subject_id), self._store.key(subject_id, FACTS)]
+        with translated("reading archived facts"):
             # Read before most ADDs: sent with the other subjects' reads and writes.
             reply = await self._store.batch.call(self._read, keys, [field])
         count, *bodies = reply
-        found = [self._store._decode(keys[1], _raw(body)) for body in bodies]
+        found = [decode_fact(keys[1], as_bytes(body)) for body in bodies]
         return int(count), [f for f in found if f.subject_id == subject_id]
 
 
 async def subjects(store: RedisStore, *, batch: int = 1000) -> AsyncIterator[str]:
     """Every subject with a version under the store's prefix (each once, in no order)."""
-    probe = store.key("x", "meta")
-    prefix = probe[: -len(":{x}:meta")]
-    pattern = prefix.translate(_GLOB) + ":{*}:meta"
+    layout = store.layout
     seen: set[str] = set()
-    with _translated("listing subjects"):
-        async for raw in store.client.scan_iter(match=pattern, count=batch):
-            name = _raw(raw).decode()
-            subject = unquote(name[len(prefix) + 2 : -len("}:meta")])
+    with translated("listing subjects"):
+        async for raw in store.client.scan_iter(match=layout.kind_pattern(META), count=batch):
+            subject = layout.subject_of(as_bytes(raw).decode(), META)
             if subject not in seen:
                 seen.add(subject)
                 yield subject

@@ -29,7 +29,9 @@ from collections.abc import Iterable, Mapping
 
 import redis.asyncio as aioredis
 
-from slotwise.sinks.redis.store import _script, _translated
+from slotwise.sinks.redis.errors import translated
+from slotwise.sinks.redis.keys import KeyLayout
+from slotwise.sinks.redis.scripts import lua_script
 
 __all__ = ["CommitMarks"]
 
@@ -37,8 +39,8 @@ __all__ = ["CommitMarks"]
 class CommitMarks:
     def __init__(self, client: aioredis.Redis, *, prefix: str, group: str) -> None:
         self._redis = client
-        self._key = f"{prefix}:commits:{group}"
-        self._record = client.register_script(_script("record_marks.lua"))
+        self._key = KeyLayout(prefix).commit_marks(group)
+        self._record = client.register_script(lua_script("record_marks.lua"))
 
     async def record(
         self,
@@ -54,20 +56,20 @@ class CommitMarks:
         args = [
             part for name, tp in fields.items() for part in (name, before.get(tp, -1), offsets[tp])
         ]
-        with _translated("recording committed offsets"):
+        with translated("recording committed offsets"):
             behind = await self._record(keys=[self._key], args=args)
         return {fields[name.decode()] for name in behind}
 
     async def probe(self) -> None:
         """One round trip: on a connection opened anew it tells the store's identity
         which server answers (``sinks/redis/identity.py``)."""
-        with _translated("probing the store"):
+        with translated("probing the store"):
             await self._redis.ping()
 
     async def known(self) -> bool:
         """Whether the store holds a mark of this group at all: a store that knows the
         group but lacks one partition's mark has lost it, with the writes after it."""
-        with _translated("reading committed offsets"):
+        with translated("reading committed offsets"):
             return bool(await self._redis.exists(self._key))
 
     async def read(self, partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int]:
@@ -75,6 +77,6 @@ class CommitMarks:
         wanted = list(partitions)
         if not wanted:
             return {}
-        with _translated("reading committed offsets"):
+        with translated("reading committed offsets"):
             found = await self._redis.hmget(self._key, [f"{t}:{p}" for t, p in wanted])
         return {tp: int(o) for tp, o in zip(wanted, found, strict=True) if o is not None}

@@ -38,21 +38,34 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from slotwise.sinks.redis.store import RedisStore, _raw, _script, _slot_field, _translated
+from slotwise.sinks.redis.errors import translated
+from slotwise.sinks.redis.keys import (
+    APPLIED,
+    APPLIED_AT,
+    CURRENT,
+    ERASING,
+    FACTS,
+    META,
+    OBSERVATIONS,
+    SLOTS,
+    slot_field,
+)
+from slotwise.sinks.redis.replies import as_bytes, decode_fact
+from slotwise.sinks.redis.scripts import lua_script
+from slotwise.sinks.redis.store import RedisStore
 from slotwise.topics.codec import dumps, encode_record
 from slotwise.topics.records import Fact
 
-__all__ = ["KEEP", "PROGRESS", "EraseStep", "RedisErasure", "SubjectState", "other_kinds"]
+__all__ = ["KEEP", "EraseStep", "RedisErasure", "SubjectState", "other_kinds"]
 
-KEEP = frozenset({"meta", "applied", "applied_at", "observations"})
-PROGRESS = "erasing"
-_OWN = ("facts", "slots", "current")
+KEEP = frozenset({META, APPLIED, APPLIED_AT, OBSERVATIONS})
+_OWN = (FACTS, SLOTS, CURRENT)
 
 
 def other_kinds(keys: Mapping[str, str]) -> dict[str, str]:
     """Of a subject's keys (kind → type), those beyond ``RedisStore``'s own and ``KEEP``:
     what other features keep about the subject."""
-    return {k: t for k, t in keys.items() if k not in KEEP and k not in _OWN and k != PROGRESS}
+    return {k: t for k, t in keys.items() if k not in KEEP and k not in _OWN and k != ERASING}
 
 
 _SCAN = 500
@@ -101,35 +114,35 @@ class RedisErasure:
     def __init__(self, store: RedisStore) -> None:
         self._store = store
         self._redis = store.client
-        self._erase = self._redis.register_script(_script("erase.lua"))
+        self._erase = self._redis.register_script(lua_script("erase.lua"))
 
     async def progress(self, subject_id: str, command_id: str) -> bytes | None:
         """The progress record of an unfinished erase, if one was begun."""
-        with _translated("reading an erasure's progress"):
-            raw = await self._redis.hget(self._store.key(subject_id, PROGRESS), command_id)
-        return _raw(raw) if raw is not None else None
+        with translated("reading an erasure's progress"):
+            raw = await self._redis.hget(self._store.key(subject_id, ERASING), command_id)
+        return as_bytes(raw) if raw is not None else None
 
     async def state(self, subject_id: str) -> SubjectState:
-        key = self._store.key(subject_id, "facts")
-        with _translated("reading a subject's facts and stored outputs"):
-            bodies = [_raw(b) async for _, b in self._redis.hscan_iter(key, count=_SCAN)]
+        key = self._store.key(subject_id, FACTS)
+        with translated("reading a subject's facts and stored outputs"):
+            bodies = [as_bytes(b) async for _, b in self._redis.hscan_iter(key, count=_SCAN)]
             outputs = {
-                _raw(event).decode(): _raw(blob)
+                as_bytes(event).decode(): as_bytes(blob)
                 async for event, blob in self._redis.hscan_iter(
-                    self._store.key(subject_id, "applied"), count=_SCAN
+                    self._store.key(subject_id, APPLIED), count=_SCAN
                 )
             }
         # Thousands of facts decode in a thread: the event loop serves other subjects.
-        facts = await asyncio.to_thread(lambda: [RedisStore._decode(key, b) for b in bodies])
+        facts = await asyncio.to_thread(lambda: [decode_fact(key, b) for b in bodies])
         return SubjectState(facts, outputs, await self.keys(subject_id))
 
     async def keys(self, subject_id: str) -> dict[str, str]:
         """Kind → Redis type of every key the subject has, found by scanning."""
-        prefix = self._store.key(subject_id, "")
-        with _translated("scanning a subject's keys"):
+        layout = self._store.layout
+        with translated("scanning a subject's keys"):
             names = sorted(
                 {
-                    _raw(k).decode()
+                    as_bytes(k).decode()
                     async for k in self._redis.scan_iter(
                         match=self._store.key_pattern(subject_id), count=1000
                     )
@@ -138,8 +151,12 @@ class RedisErasure:
             async with self._redis.pipeline(transaction=False) as pipe:
                 for name in names:
                     pipe.type(name)
-                types = [_raw(t).decode() for t in await pipe.execute()]
-        return {n.removeprefix(prefix): t for n, t in zip(names, types, strict=True) if t != "none"}
+                types = [as_bytes(t).decode() for t in await pipe.execute()]
+        return {
+            layout.kind_of(subject_id, n): t
+            for n, t in zip(names, types, strict=True)
+            if t != "none"
+        }
 
     async def begin(
         self,
@@ -177,7 +194,7 @@ class RedisErasure:
         ]  # fmt: skip
         for fact in relinked:
             current = "1" if fact.status == "current" else "0"
-            args += [fact.fact_id, _slot_field(fact.attribute), current, encode_record(fact)]
+            args += [fact.fact_id, slot_field(fact.attribute), current, encode_record(fact)]
         args.append(len(rewrites))
         for event_id, blob in rewrites.items():
             args += [event_id, blob]
@@ -253,7 +270,7 @@ class RedisErasure:
     async def _drop_keys(self, subject_id: str, kinds: Mapping[str, str]) -> dict[str, int]:
         if not kinds:
             return {}
-        with _translated("deleting a subject's keys"):
+        with translated("deleting a subject's keys"):
             await self._redis.delete(*(self._store.key(subject_id, k) for k in kinds))
         return {"redis:keys": len(kinds)}
 
@@ -262,7 +279,7 @@ class RedisErasure:
     ) -> dict[str, int]:
         if not doomed:
             return {}
-        with _translated("removing erased entries"):
+        with translated("removing erased entries"):
             async with self._redis.pipeline(transaction=False) as pipe:
                 for kind, (kind_type, entries) in doomed.items():
                     key = self._store.key(subject_id, kind)
@@ -280,26 +297,29 @@ class RedisErasure:
         score)`` pairs. The progress record is left out: it is dropped at ``finish``."""
         found: dict[str, list[tuple[bytes, bytes]]] = {}
         for kind, kind_type in (await self.keys(subject_id)).items():
-            if kind != PROGRESS:
+            if kind != ERASING:
                 found[kind] = await self._entries(self._store.key(subject_id, kind), kind_type)
         return found
 
     async def _entries(self, key: str, kind_type: str) -> list[tuple[bytes, bytes]]:
         redis = self._redis
-        with _translated("reading a subject's key"):
+        with translated("reading a subject's key"):
             if kind_type == "hash":
-                return [(_raw(f), _raw(v)) async for f, v in redis.hscan_iter(key, count=_SCAN)]
+                return [
+                    (as_bytes(f), as_bytes(v)) async for f, v in redis.hscan_iter(key, count=_SCAN)
+                ]
             if kind_type == "zset":
                 return [
-                    (_raw(m), str(s).encode()) async for m, s in redis.zscan_iter(key, count=_SCAN)
+                    (as_bytes(m), str(s).encode())
+                    async for m, s in redis.zscan_iter(key, count=_SCAN)
                 ]
             if kind_type == "set":
-                return [(_raw(m), b"") async for m in redis.sscan_iter(key, count=_SCAN)]
+                return [(as_bytes(m), b"") async for m in redis.sscan_iter(key, count=_SCAN)]
             if kind_type == "list":
-                return [(b"", _raw(v)) for v in await redis.lrange(key, 0, -1)]
+                return [(b"", as_bytes(v)) for v in await redis.lrange(key, 0, -1)]
             if kind_type == "string":
                 value = await redis.get(key)
-                return [(b"", _raw(value))] if value is not None else []
+                return [(b"", as_bytes(value))] if value is not None else []
             if kind_type == "stream":
                 entries = await redis.xrange(key)
                 return [(str(i).encode(), repr(fields).encode()) for i, fields in entries or ()]
@@ -308,11 +328,10 @@ class RedisErasure:
     async def _step(
         self, subject_id: str, extra_keys: list[str], args: list[str | bytes | int]
     ) -> EraseStep:
-        keys = [self._store.key(subject_id, kind) for kind in ("meta", "applied", "applied_at")]
-        keys.append(self._store.key(subject_id, PROGRESS))
+        keys = [self._store.key(subject_id, kind) for kind in (META, APPLIED, APPLIED_AT, ERASING)]
         keys += [self._store.key(subject_id, kind) for kind in _OWN]
-        with _translated(f"erasing ({args[0]!s})"):
+        with translated(f"erasing ({args[0]!s})"):
             reply = await self._erase(keys=[*keys, *extra_keys], args=args)
-        status = _raw(reply[0]).decode()
-        blob = _raw(reply[2]) if len(reply) > 2 else None
+        status = as_bytes(reply[0]).decode()
+        blob = as_bytes(reply[2]) if len(reply) > 2 else None
         return EraseStep(status, int(reply[1]), blob)

@@ -24,7 +24,10 @@ import orjson
 from redis.exceptions import WatchError
 
 from slotwise.sinks.exceptions import StoreError
-from slotwise.sinks.redis.store import RedisStore, _raw, _translated
+from slotwise.sinks.redis.errors import translated
+from slotwise.sinks.redis.keys import KeyLayout
+from slotwise.sinks.redis.replies import as_bytes
+from slotwise.sinks.redis.store import RedisStore
 
 __all__ = ["DUAL_WRITING_STEPS", "Migration", "MigrationStore"]
 
@@ -87,14 +90,14 @@ class MigrationStore:
 
     def __init__(self, store: RedisStore, prefix: str) -> None:
         self._redis = store.client
-        self._key = f"{prefix}:migration"
+        self._key = KeyLayout(prefix).migration
 
     async def get(self) -> Migration | None:
-        with _translated("reading the migration"):
+        with translated("reading the migration"):
             raw = await self._redis.hgetall(self._key)
         if not raw:
             return None
-        values = {_raw(k).decode(): _raw(v).decode() for k, v in raw.items()}
+        values = {as_bytes(k).decode(): as_bytes(v).decode() for k, v in raw.items()}
         known = {f.name for f in fields(Migration)}
         parsed: dict[str, object] = {}
         for name, value in values.items():
@@ -115,13 +118,13 @@ class MigrationStore:
             for f in fields(Migration)
             if f.name not in _INTS | _BOOLS and getattr(migration, f.name) != ""
         }
-        with _translated("starting a migration"):
+        with translated("starting a migration"):
             async with self._redis.pipeline(transaction=True) as pipe:
                 # Replaced only when none is there or the last one is finished; a
                 # concurrent start wins the race and this one reads its record.
                 await pipe.watch(self._key)
                 step = await pipe.hget(self._key, "step")
-                if step is None or _raw(step) == b"finished":
+                if step is None or as_bytes(step) == b"finished":
                     pipe.multi()  # type: ignore[no-untyped-call]
                     pipe.delete(self._key)
                     pipe.hset(self._key, mapping=mapping)
@@ -140,7 +143,7 @@ class MigrationStore:
         mapping: dict[_Field, _Field] = {
             k: ("1" if v else "0") if isinstance(v, bool) else v for k, v in values.items()
         }
-        with _translated("recording a migration step"):
+        with translated("recording a migration step"):
             await self._redis.hset(self._key, mapping=mapping)
 
     async def record_validation(self, report: dict[str, object]) -> None:

@@ -24,16 +24,17 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from urllib.parse import unquote
 
-from slotwise.sinks.redis.store import RedisStore, _raw, _script, _translated
+from slotwise.sinks.redis.errors import translated
+from slotwise.sinks.redis.keys import COMPARED, DEPENDENTS, FACTS, KeyLayout
+from slotwise.sinks.redis.replies import as_bytes, decode_fact
+from slotwise.sinks.redis.scripts import lua_script
+from slotwise.sinks.redis.store import RedisStore
 from slotwise.topics.records import Fact
 
-__all__ = ["MAX_HOPS", "PROVENANCE_KINDS", "Head", "RedisProvenance", "chain_head"]
+__all__ = ["MAX_HOPS", "Head", "RedisProvenance", "chain_head"]
 
-PROVENANCE_KINDS = ("dependents", "compared")
 MAX_HOPS = 64
-_GLOB = str.maketrans({c: "\\" + c for c in "*?[]\\"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,13 +51,13 @@ class RedisProvenance:
     def __init__(self, store: RedisStore, *, prefix: str) -> None:
         self._store = store
         self._redis = store.client
-        self._prefix = prefix
+        self._layout = KeyLayout(prefix)
 
     async def dependents(
         self, subject_id: str, fact_ids: Sequence[str]
     ) -> Mapping[str, Sequence[str]]:
-        key = self._store.key(subject_id, "dependents")
-        with _translated("reading provenance"):
+        key = self._store.key(subject_id, DEPENDENTS)
+        with translated("reading provenance"):
             async with self._redis.pipeline(transaction=False) as pipe:
                 for fact_id in fact_ids:
                     pipe.zrange(key, f"[{fact_id}\0", f"({fact_id}\1", bylex=True)
@@ -65,7 +66,7 @@ class RedisProvenance:
         for fact_id, members in zip(fact_ids, replies, strict=True):
             cut = len(fact_id) + 1
             if members:
-                found[fact_id] = tuple(_raw(m).decode()[cut:] for m in members)
+                found[fact_id] = tuple(as_bytes(m).decode()[cut:] for m in members)
         return found
 
     async def record(self, facts: Iterable[Fact]) -> None:
@@ -73,26 +74,26 @@ class RedisProvenance:
         by_key: dict[str, dict[str, int]] = {}
         for fact in facts:
             for source in fact.derived_from:
-                key = self._store.key(fact.subject_id, "dependents")
+                key = self._store.key(fact.subject_id, DEPENDENTS)
                 by_key.setdefault(key, {})[f"{source}\0{fact.fact_id}"] = 0
         if not by_key:
             return
-        with _translated("indexing provenance"):
+        with translated("indexing provenance"):
             async with self._redis.pipeline(transaction=False) as pipe:
                 for key, members in by_key.items():
                     pipe.zadd(key, members)
                 await pipe.execute()
 
     async def compared(self, subject_id: str) -> frozenset[str]:
-        with _translated("reading compared pairs"):
-            members = await self._redis.smembers(self._store.key(subject_id, "compared"))
-        return frozenset(_raw(m).decode() for m in members)
+        with translated("reading compared pairs"):
+            members = await self._redis.smembers(self._store.key(subject_id, COMPARED))
+        return frozenset(as_bytes(m).decode() for m in members)
 
     async def remember_compared(self, subject_id: str, keys: Iterable[str]) -> None:
         wanted = list(keys)
         if wanted:
-            with _translated("recording compared pairs"):
-                await self._redis.sadd(self._store.key(subject_id, "compared"), *wanted)
+            with translated("recording compared pairs"):
+                await self._redis.sadd(self._store.key(subject_id, COMPARED), *wanted)
 
     async def head(self, subject_id: str, fact_id: str, *, max_hops: int = MAX_HOPS) -> Head | None:
         """Where ``fact_id``'s chain ends now, or None for an unknown fact."""
@@ -100,11 +101,11 @@ class RedisProvenance:
 
     async def subjects(self) -> AsyncIterator[str]:
         """Every subject with facts stored (SCAN: incremental, in no particular order)."""
-        pattern = self._prefix.translate(_GLOB) + ":{*}:facts"
-        head, tail = len(self._prefix) + 2, len("}:facts")
-        with _translated("listing subjects"):
-            async for key in self._redis.scan_iter(match=pattern, count=1000):
-                yield unquote(_raw(key).decode()[head:-tail])
+        with translated("listing subjects"):
+            async for key in self._redis.scan_iter(
+                match=self._layout.kind_pattern(FACTS), count=1000
+            ):
+                yield self._layout.subject_of(as_bytes(key).decode(), FACTS)
 
 
 async def chain_head(
@@ -112,12 +113,11 @@ async def chain_head(
 ) -> Head | None:
     """The current head of ``fact_id``'s supersession chain (itself when current), and the
     ids on the way, in one Lua call; None for a fact the subject does not have."""
-    key = store.key(subject_id, "facts")
-    script = store.client.register_script(_script("head.lua"))
-    with _translated("following a chain"):
+    key = store.key(subject_id, FACTS)
+    script = store.client.register_script(lua_script("head.lua"))
+    with translated("following a chain"):
         reply = await script(keys=[key], args=[fact_id, max_hops])
     if not reply:
         return None
-    body, *chain = (_raw(part) for part in reply)
-    fact = RedisStore._decode(key, body)  # the store's one decoder
-    return Head(fact, tuple(c.decode() for c in chain))
+    body, *chain = (as_bytes(part) for part in reply)
+    return Head(decode_fact(key, body), tuple(c.decode() for c in chain))

@@ -26,7 +26,8 @@ import redis.asyncio as aioredis
 from prometheus_client import Counter, Histogram
 
 from slotwise.sinks.exceptions import StoreUnavailable
-from slotwise.sinks.redis.store import _translated
+from slotwise.sinks.redis.errors import translated
+from slotwise.sinks.redis.keys import KeyLayout
 
 __all__ = ["REPLICA_WAITS", "REPLICA_WAIT_SECONDS", "ReplicaAck", "ReplicasBehind"]
 
@@ -60,13 +61,13 @@ class ReplicaAck:
         if min_replicas < 1 or timeout_ms < 1:
             raise ValueError("min_replicas and timeout_ms must be at least 1")
         self._redis = client
-        self._marker = f"{prefix}:replica-ack"
+        self._marker = KeyLayout(prefix).replica_ack
         self._min_replicas = min_replicas
         self._timeout_ms = timeout_ms
 
     async def flush(self) -> None:
         started = time.perf_counter()
-        with _translated("waiting for replicas"):
+        with translated("waiting for replicas"):
             async with self._redis.pipeline(transaction=False) as pipe:
                 pipe.incr(self._marker)
                 pipe.wait(self._min_replicas, self._timeout_ms)

@@ -29,15 +29,16 @@ from datetime import datetime
 from typing import cast
 
 from slotwise.sinks.exceptions import CorruptRecord
-from slotwise.sinks.redis.store import RedisStore, _raw, _script, _translated
+from slotwise.sinks.redis.errors import translated
+from slotwise.sinks.redis.keys import REJECTED, REVIEW, REVIEW_KINDS, REVIEW_OPEN, KeyLayout
+from slotwise.sinks.redis.replies import as_bytes
+from slotwise.sinks.redis.scripts import lua_script
+from slotwise.sinks.redis.store import RedisStore
 from slotwise.topics.codec import decode_record, encode_record
 from slotwise.topics.exceptions import RecordError
 from slotwise.topics.records import ReviewItem
 
-__all__ = ["REVIEW_KINDS", "RedisReviews"]
-
-# The key kinds this module adds under a subject's tag (for the erasure's inventory).
-REVIEW_KINDS = ("review", "review_open", "rejected")
+__all__ = ["RedisReviews"]
 
 
 def _ms(moment: datetime) -> int:
@@ -50,8 +51,8 @@ class RedisReviews:
     def __init__(self, store: RedisStore, *, prefix: str) -> None:
         self._store = store
         self._redis = store.client
-        self._index = f"{prefix}:review_index"
-        self._file = self._redis.register_script(_script("review.lua"))
+        self._index = KeyLayout(prefix).review_index
+        self._file = self._redis.register_script(lua_script("review.lua"))
 
     def _keys(self, subject_id: str) -> list[str]:
         return [self._store.key(subject_id, kind) for kind in REVIEW_KINDS]
@@ -69,7 +70,7 @@ class RedisReviews:
                 keys = list((rejections or {}).get(item.review_id, ()))
                 args += [item.review_id, item.status, _ms(item.created_at), encode_record(item)]
                 args += [len(keys), *keys]
-            with _translated("filing review items"):
+            with translated("filing review items"):
                 states = await self._file(keys=self._keys(subject_id), args=args)
                 async with self._redis.pipeline(transaction=False) as pipe:
                     for item, is_open in zip(mine, states, strict=True):
@@ -80,56 +81,56 @@ class RedisReviews:
                     await pipe.execute()
 
     async def get(self, subject_id: str, review_id: str) -> ReviewItem | None:
-        key = self._store.key(subject_id, "review")
-        with _translated("reading a review item"):
+        key = self._store.key(subject_id, REVIEW)
+        with translated("reading a review item"):
             body = await self._redis.hget(key, review_id)
-        return None if body is None else self._decode(key, _raw(body))
+        return None if body is None else self._decode(key, as_bytes(body))
 
     async def open_items(self, subject_id: str) -> list[ReviewItem]:
         """The subject's open items, oldest first."""
         key, open_key = (
-            self._store.key(subject_id, "review"),
-            self._store.key(subject_id, "review_open"),
+            self._store.key(subject_id, REVIEW),
+            self._store.key(subject_id, REVIEW_OPEN),
         )
-        with _translated("listing review items"):
+        with translated("listing review items"):
             ids = cast(list[bytes], await self._redis.zrange(open_key, 0, -1))
             bodies = await self._redis.hmget(key, ids) if ids else []
-        return [self._decode(key, _raw(b)) for b in bodies if b is not None]
+        return [self._decode(key, as_bytes(b)) for b in bodies if b is not None]
 
     async def locate(self, review_id: str) -> str | None:
         """The subject of an open item, or None (unknown, or resolved already)."""
-        with _translated("locating a review item"):
+        with translated("locating a review item"):
             subject = await self._redis.hget(self._index, review_id)
-        return None if subject is None else _raw(subject).decode()
+        return None if subject is None else as_bytes(subject).decode()
 
     async def open_subjects(self) -> list[str]:
         """Every subject with an open item, sorted."""
-        with _translated("listing subjects under review"):
+        with translated("listing subjects under review"):
             subjects = await self._redis.hvals(self._index)
-        return sorted({_raw(s).decode() for s in subjects})
+        return sorted({as_bytes(s).decode() for s in subjects})
 
     async def rejections(self, subject_id: str) -> frozenset[str]:
         """Every rejection key of the subject (a pass skips what a human rejected)."""
-        with _translated("reading rejections"):
-            members = await self._redis.smembers(self._store.key(subject_id, "rejected"))
-        return frozenset(_raw(m).decode() for m in members)
+        with translated("reading rejections"):
+            members = await self._redis.smembers(self._store.key(subject_id, REJECTED))
+        return frozenset(as_bytes(m).decode() for m in members)
 
     async def rejected(self, subject_id: str, keys: Sequence[str]) -> frozenset[str]:
         if not keys:
             return frozenset()
-        with _translated("reading rejections"):
-            hits = await self._redis.smismember(self._store.key(subject_id, "rejected"), list(keys))
+        with translated("reading rejections"):
+            hits = await self._redis.smismember(self._store.key(subject_id, REJECTED), list(keys))
         return frozenset(k for k, hit in zip(keys, hits, strict=True) if hit)
 
     async def forget_subject(self, subject_id: str) -> int:
         """Drop the subject's entries from the deployment-wide index (for an erasure,
         which deletes the subject's own keys, before or after it); entries removed."""
         wanted = subject_id.encode()
-        with _translated("unindexing a subject's review items"):
+        with translated("unindexing a subject's review items"):
             mine = [
                 review_id
                 async for review_id, subject in self._redis.hscan_iter(self._index, count=1000)
-                if _raw(subject) == wanted
+                if as_bytes(subject) == wanted
             ]
             return int(await self._redis.hdel(self._index, *mine)) if mine else 0
 

@@ -6,80 +6,42 @@ script that first checks the event is new and the subject's version is the one
 the decision was computed against, so a replay changes nothing and a zombie
 worker after a rebalance cannot overwrite its successor.
 
-Keys of a subject share the hash tag ``{subject}`` (Redis Cluster keeps them on
-one slot, so the script may touch all of them)::
-
-    <prefix>:{<subject>}:facts         hash  fact_id → Fact JSON (latest state)
-    <prefix>:{<subject>}:slots         zset  "<slot>\\0<fact_id>" of every current fact, score 0
-    <prefix>:{<subject>}:current       hash  fact_id → <slot> of every current fact
-    <prefix>:{<subject>}:meta          hash  version, watermark, updated_at
-    <prefix>:{<subject>}:applied       hash  event_id → outputs blob stored when it was applied
-    <prefix>:{<subject>}:applied_at    zset  event_id by apply time (ms), for pruning
-    <prefix>:{<subject>}:observations  zset  observation_id by apply time (ms)
-
-A fact is in the slot index iff its status is ``current``. ``<slot>`` is
-``a:<attribute>``, or ``-`` for facts without an attribute. One slot's facts
-are a lexicographic range of ``slots``, so reading a slot and every write to
-the index are O(log n) and the apply script never decodes JSON.
-
-The subject id is percent-encoded in key names, so a subject id holding ``}``
-or glob characters can neither move keys to another hash slot nor make one
-subject's key pattern match another's.
+Its keys, one hash tag per subject, are named in ``sinks/redis/keys.py``: the
+facts, the slot index of the current facts (a fact is in it iff its status is
+``current``; one slot's facts are a lexicographic range, so reading a slot and
+every write to the index are O(log n) and the apply script never decodes
+JSON), the version and watermark, the applied events and the observations.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from importlib import resources
 from typing import Any
-from urllib.parse import quote
 
 import redis.asyncio as aioredis
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ReadOnlyError, RedisError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from slotwise.processors.model import ApplyOutcome, ApplyStatus
-from slotwise.sinks.exceptions import CorruptRecord, StoreError, StoreUnavailable
+from slotwise.sinks.exceptions import StoreUnavailable
+from slotwise.sinks.redis import keys as kinds
 from slotwise.sinks.redis.batch import ScriptBatch
 from slotwise.sinks.redis.connect import redis_client
+from slotwise.sinks.redis.errors import translated
 from slotwise.sinks.redis.identity import ServerIdentity
-from slotwise.topics.codec import decode_record, encode_record
-from slotwise.topics.exceptions import RecordError
+from slotwise.sinks.redis.keys import KeyLayout, slot_field
+from slotwise.sinks.redis.replies import as_bytes, decode_fact
+from slotwise.sinks.redis.scripts import lua_script
+from slotwise.topics.codec import encode_record
 from slotwise.topics.records import Fact
 
 __all__ = ["RedisStore", "Snapshot"]
 
 DEFAULT_RETENTION = timedelta(days=7)
-_UNSLOTTED = "-"
 _EVERY_SLOT = "*"
-# Kept readable in key names; everything else (notably "{", "}", "%" and the
-# glob characters "*?[]\\") is percent-encoded.
-_SAFE = "!$&'()+,-./:;=@_~"
-_GLOB = str.maketrans({c: "\\" + c for c in "*?[]\\"})
 _SIZE = {"hash": "HLEN", "zset": "ZCARD", "set": "SCARD", "list": "LLEN", "stream": "XLEN"}
-
-
-def _script(name: str) -> str:
-    return resources.files("slotwise.sinks.redis").joinpath("lua", name).read_text(encoding="utf-8")
-
-
-def _slot_field(attribute: str | None) -> str:
-    if attribute is None:
-        return _UNSLOTTED
-    if "\0" in attribute:
-        # NUL separates the slot from the fact id in the slot index.
-        raise ValueError(f"attribute {attribute!r} contains a NUL character")
-    return f"a:{attribute}"
-
-
-def _raw(value: bytes | str) -> bytes:
-    # The client is built with decode_responses=False; its stubs allow both.
-    return value if isinstance(value, bytes) else value.encode()
 
 
 def _epoch_ms(moment: datetime) -> int:
@@ -130,6 +92,7 @@ class _Keys:
 
     @property
     def all(self) -> tuple[str, ...]:
+        """In the order of ``keys.STORE_KINDS``."""
         return (
             self.facts,
             self.slots,
@@ -139,20 +102,6 @@ class _Keys:
             self.applied_at,
             self.observations,
         )
-
-
-@contextmanager
-def _translated(action: str) -> Iterator[None]:
-    try:
-        yield
-    except (RedisConnectionError, RedisTimeoutError) as exc:
-        raise StoreUnavailable(f"redis unavailable while {action}: {exc}") from exc
-    except ReadOnlyError as exc:
-        # A primary demoted under a client that reaches it by a fixed address: the
-        # writes wait for the address to lead to the promoted one.
-        raise StoreUnavailable(f"redis is a read-only replica while {action}: {exc}") from exc
-    except RedisError as exc:
-        raise StoreError(f"redis refused {action}: {exc}") from exc
 
 
 class RedisStore:
@@ -176,12 +125,12 @@ class RedisStore:
         self._redis = client
         # Which server the client's connections reach (``sinks/redis/identity.py``).
         self.identity = identity or ServerIdentity()
-        self._prefix = prefix
+        self.layout = KeyLayout(prefix)
         self._retention_ms = int(retention.total_seconds() * 1000)
         self._prune_batch = prune_batch
         self._wait_recheck_s = wait_recheck_s
-        self._apply = client.register_script(_script("apply.lua"))
-        self._lookup = client.register_script(_script("lookup.lua"))
+        self._apply = client.register_script(lua_script("apply.lua"))
+        self._lookup = client.register_script(lua_script("lookup.lua"))
         # Concurrent subjects' reads and writes go to Redis together (sinks/redis/batch.py).
         self._batch = ScriptBatch(client)
 
@@ -216,12 +165,9 @@ class RedisStore:
         )
         return cls(client, prefix=prefix, retention=retention, identity=identity)
 
-    def _tag(self, subject_id: str) -> str:
-        return f"{self._prefix}:{{{quote(subject_id, safe=_SAFE)}}}"
-
     @property
     def client(self) -> aioredis.Redis:
-        """The client, for stores built on this one (``sinks.redis_erasure``)."""
+        """The client, for stores built on this one (``sinks/redis/erasure.py``, ...)."""
         return self._redis
 
     @property
@@ -230,28 +176,28 @@ class RedisStore:
         return self._batch
 
     def key(self, subject_id: str, kind: str) -> str:
-        """The name of one of the subject's keys (``facts``, ``applied``, ...)."""
-        return f"{self._tag(subject_id)}:{kind}"
+        """The name of one of the subject's keys (a kind of ``sinks/redis/keys.py``)."""
+        return self.layout.key(subject_id, kind)
 
     def key_pattern(self, subject_id: str) -> str:
         """A SCAN pattern matching every key of the subject and no other subject's."""
-        return self._tag(subject_id).translate(_GLOB) + ":*"
+        return self.layout.subject_pattern(subject_id)
 
     def _keys(self, subject_id: str) -> _Keys:
-        tag = self._tag(subject_id)
+        key = functools.partial(self.layout.key, subject_id)
         return _Keys(
-            facts=f"{tag}:facts",
-            slots=f"{tag}:slots",
-            current=f"{tag}:current",
-            meta=f"{tag}:meta",
-            applied=f"{tag}:applied",
-            applied_at=f"{tag}:applied_at",
-            observations=f"{tag}:observations",
-            channel=f"{tag}:observed",
+            facts=key(kinds.FACTS),
+            slots=key(kinds.SLOTS),
+            current=key(kinds.CURRENT),
+            meta=key(kinds.META),
+            applied=key(kinds.APPLIED),
+            applied_at=key(kinds.APPLIED_AT),
+            observations=key(kinds.OBSERVATIONS),
+            channel=key(kinds.OBSERVED),
         )
 
     async def ping(self) -> bool:
-        with _translated("answering PING"):
+        with translated("answering PING"):
             return bool(await self._redis.ping())
 
     async def close(self) -> None:
@@ -267,9 +213,9 @@ class RedisStore:
         if not fact_ids:
             return []
         keys = self._keys(subject_id)
-        with _translated("reading facts"):
+        with translated("reading facts"):
             bodies = await self._redis.hmget(keys.facts, list(fact_ids))
-        return [self._decode(keys.facts, _raw(body)) for body in bodies if body is not None]
+        return [decode_fact(keys.facts, as_bytes(body)) for body in bodies if body is not None]
 
     async def snapshot(
         self,
@@ -286,23 +232,23 @@ class RedisStore:
         with ``every_slot``, or none.
         """
         keys = self._keys(subject_id)
-        field = _EVERY_SLOT if every_slot else _slot_field(attribute) if attribute else ""
-        with _translated("reading a subject"):
+        field = _EVERY_SLOT if every_slot else slot_field(attribute) if attribute else ""
+        with translated("reading a subject"):
             reply = await self._batch.call(
                 self._lookup,
                 [keys.meta, keys.applied, keys.facts, keys.slots, keys.current],
                 [event_id or "", own_fact_id or "", field],
             )
-        version, stored, own, *bodies = (_raw(part) for part in reply)
+        version, stored, own, *bodies = (as_bytes(part) for part in reply)
         return Snapshot(
             store=self,
             subject_id=subject_id,
             version=int(version),
             stored=stored or None,
             own_fact_id=own_fact_id,
-            own=self._decode(keys.facts, own) if own else None,
+            own=decode_fact(keys.facts, own) if own else None,
             attribute=attribute,
-            slot=tuple(self._decode(keys.facts, body) for body in bodies),
+            slot=tuple(decode_fact(keys.facts, body) for body in bodies),
         )
 
     # -- the write ----------------------------------------------------------
@@ -344,8 +290,8 @@ class RedisStore:
         ]
         for fact in facts:
             current = "1" if fact.status == "current" else "0"
-            args += [fact.fact_id, _slot_field(fact.attribute), current, encode_record(fact)]
-        with _translated("applying an event"):
+            args += [fact.fact_id, slot_field(fact.attribute), current, encode_record(fact)]
+        with translated("applying an event"):
             reply = await self._batch.call(self._apply, keys.all, args)
         if reply[0] == b"fenced":
             raise StoreUnavailable(
@@ -357,24 +303,36 @@ class RedisStore:
         return ApplyOutcome(status, int(reply[1]), stored)
 
     async def version(self, subject_id: str) -> int:
-        with _translated("reading the version"):
+        with translated("reading the version"):
             raw = await self._redis.hget(self._keys(subject_id).meta, "version")
         return int(raw) if raw is not None else 0
 
     async def applied(self, subject_id: str, event_id: str) -> bytes | None:
-        with _translated("reading an applied event"):
+        with translated("reading an applied event"):
             stored = await self._redis.hget(self._keys(subject_id).applied, event_id)
-        return _raw(stored) if stored is not None else None
+        return as_bytes(stored) if stored is not None else None
+
+    async def applied_many(self, events: Sequence[tuple[str, str]]) -> list[bytes | None]:
+        """:meth:`applied` of each ``(subject_id, event_id)``, in order, in one round trip
+        (a pass waiting for its commands)."""
+        if not events:
+            return []
+        with translated("reading applied events"):
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for subject_id, event_id in events:
+                    pipe.hget(self._keys(subject_id).applied, event_id)
+                found = await pipe.execute()
+        return [None if blob is None else as_bytes(blob) for blob in found]
 
     # -- read-your-writes ---------------------------------------------------
 
     async def watermark(self, subject_id: str) -> str | None:
-        with _translated("reading the watermark"):
+        with translated("reading the watermark"):
             raw = await self._redis.hget(self._keys(subject_id).meta, "watermark")
-        return _raw(raw).decode() if raw is not None else None
+        return as_bytes(raw).decode() if raw is not None else None
 
     async def observation_applied(self, subject_id: str, observation_id: str) -> bool:
-        with _translated("reading an observation mark"):
+        with translated("reading an observation mark"):
             score = await self._redis.zscore(self._keys(subject_id).observations, observation_id)
         return score is not None
 
@@ -392,7 +350,7 @@ class RedisStore:
         wanted = observation_id.encode()
         pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
         try:
-            with _translated("waiting for an observation"):
+            with translated("waiting for an observation"):
                 await pubsub.subscribe(keys.channel)
                 while not await self.observation_applied(subject_id, observation_id):
                     remaining = deadline - loop.time()
@@ -411,9 +369,9 @@ class RedisStore:
         """The subject's current facts (or every fact), by attribute then valid_from."""
         if include_history:
             key = self._keys(subject_id).facts
-            with _translated("listing facts"):
+            with translated("listing facts"):
                 bodies = await self._redis.hvals(key)
-            facts = [self._decode(key, _raw(body)) for body in bodies]
+            facts = [decode_fact(key, as_bytes(body)) for body in bodies]
         else:
             facts = list((await self.snapshot(subject_id, every_slot=True)).slot)
         return sorted(
@@ -427,18 +385,18 @@ class RedisStore:
         """Delete every key of the subject; entries deleted per key kind."""
         found = await self._sizes(subject_id)
         if found:
-            with _translated("erasing a subject"):
+            with translated("erasing a subject"):
                 await self._redis.delete(*found)
-        return {self._kind(subject_id, key): size for key, size in found.items()}
+        return {self.layout.kind_of(subject_id, key): size for key, size in found.items()}
 
     async def residue(self, subject_id: str) -> dict[str, int]:
         """Entries left per key kind, found by scanning: empty after an erasure."""
         found = await self._sizes(subject_id)
-        return {self._kind(subject_id, key): size for key, size in found.items()}
+        return {self.layout.kind_of(subject_id, key): size for key, size in found.items()}
 
     async def _sizes(self, subject_id: str) -> dict[str, int]:
         pattern = self.key_pattern(subject_id)
-        with _translated("scanning a subject's keys"):
+        with translated("scanning a subject's keys"):
             keys = sorted(
                 {k.decode() async for k in self._redis.scan_iter(match=pattern, count=1000)}
                 | set(self._keys(subject_id).all)
@@ -456,16 +414,3 @@ class RedisStore:
                         pipe.exists(key)
                 sizes: list[Any] = await pipe.execute()
         return {key: int(size) for (key, _), size in zip(present, sizes, strict=True)}
-
-    def _kind(self, subject_id: str, key: str) -> str:
-        return key.removeprefix(self._tag(subject_id) + ":")
-
-    @staticmethod
-    def _decode(key: str, body: bytes) -> Fact:
-        try:
-            record = decode_record(body, expect=(Fact,))
-        except RecordError as exc:
-            raise CorruptRecord(f"{key}: a stored fact does not decode: {exc}", key=key) from exc
-        if not isinstance(record, Fact):
-            raise CorruptRecord(f"{key}: holds a {type(record).__name__}, not a fact", key=key)
-        return record

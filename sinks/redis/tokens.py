@@ -23,7 +23,10 @@ from datetime import UTC, datetime
 from typing import Literal, get_args
 
 from slotwise.sinks.exceptions import CorruptRecord
-from slotwise.sinks.redis.store import RedisStore, _raw, _translated
+from slotwise.sinks.redis.errors import translated
+from slotwise.sinks.redis.keys import KeyLayout
+from slotwise.sinks.redis.replies import as_bytes
+from slotwise.sinks.redis.store import RedisStore
 
 __all__ = ["SCOPES", "Grant", "Match", "Scope", "TokenStore", "token_id"]
 
@@ -115,25 +118,26 @@ class TokenStore:
 
     def __init__(self, store: RedisStore, *, prefix: str) -> None:
         self._redis = store.client
-        self._key = f"{prefix}:tokens"
+        self._key = KeyLayout(prefix).tokens
 
     async def create(self, grant: Grant) -> str:
         """A new token for ``grant``; only its hash is written. Returns the token (once)."""
         token = _TOKEN_PREFIX + secrets.token_urlsafe(32)
-        with _translated("creating a token"):
+        with translated("creating a token"):
             await self._redis.hset(self._key, token_id(token), grant.encode())
         return token
 
     async def lookup(self, token: str) -> Grant | None:
-        with _translated("looking up a token"):
+        with translated("looking up a token"):
             blob = await self._redis.hget(self._key, token_id(token))
-        return None if blob is None else self._decoded(_raw(blob))
+        return None if blob is None else self._decoded(as_bytes(blob))
 
     async def list(self) -> dict[str, Grant]:
-        with _translated("listing tokens"):
+        with translated("listing tokens"):
             stored = await self._redis.hgetall(self._key)
         return {
-            _raw(key).decode(): self._decoded(_raw(blob)) for key, blob in sorted(stored.items())
+            as_bytes(key).decode(): self._decoded(as_bytes(blob))
+            for key, blob in sorted(stored.items())
         }
 
     async def revoke(self, token_id_prefix: str) -> int:
@@ -143,7 +147,7 @@ class TokenStore:
         doomed = [k for k in await self.list() if k.startswith(token_id_prefix)]
         if not doomed:
             return 0
-        with _translated("revoking tokens"):
+        with translated("revoking tokens"):
             return int(await self._redis.hdel(self._key, *doomed))
 
     def _decoded(self, blob: bytes) -> Grant:

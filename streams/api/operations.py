@@ -22,7 +22,9 @@ from slotwise.client.aio import wait_attestation
 from slotwise.client.exceptions import InvalidRequest, Unavailable
 from slotwise.client.publishing import Published, Publisher, Writable
 from slotwise.processors.model import stable_id
-from slotwise.sinks.redis.store import RedisStore, _raw
+from slotwise.sinks.redis.keys import APPLIED
+from slotwise.sinks.redis.replies import as_bytes
+from slotwise.sinks.redis.store import RedisStore
 from slotwise.streams.api.bodies import CandidateIn, ObservationIn
 from slotwise.streams.api.telemetry import memory_span
 from slotwise.streams.config import Settings
@@ -136,10 +138,10 @@ async def observation_outcome(
         stable_id(k, observation_id, str(n)) for k in _EXTRACTORS for n in range(_MAX_CANDIDATES)
     ]
     try:
-        blobs = await store.client.hmget(store.key(subject_id, "applied"), ids)
+        blobs = await store.client.hmget(store.key(subject_id, APPLIED), ids)
     except RedisError as exc:
         raise Unavailable(f"redis: {exc}", service="redis") from exc
-    return [_raw(b) for b in blobs if b is not None]
+    return [as_bytes(b) for b in blobs if b is not None]
 
 
 class CommandReviews:

@@ -22,7 +22,7 @@ from rich.console import Console
 
 from slotwise.sinks.kafka.publisher import idempotent_producer
 from slotwise.streams.cli.durations import deprecated, duration
-from slotwise.streams.cli.read import _committed
+from slotwise.streams.cli.read import committed_messages
 from slotwise.streams.config import Settings
 from slotwise.topics.codec import CONTENT_TYPE, decode_record, encode_record
 from slotwise.topics.exceptions import RecordError
@@ -142,7 +142,7 @@ def tail_erasures(
     settings = Settings()
     shown = 0
     wanted = {s.encode() for s in subjects} if subjects else None
-    for key, value in _committed(
+    for key, value in committed_messages(
         settings, settings.catalogue().erasures, from_beginning, None, timeout
     ):
         if wanted is not None and key not in wanted:

@@ -27,7 +27,7 @@ from slotwise.topics.codec import decode_record, encode_record, loads
 from slotwise.topics.exceptions import RecordError
 from slotwise.topics.records import CandidateFact, Command, Fact, Observation, SupersessionEvent
 
-__all__ = ["facts", "produce", "tail", "wait"]
+__all__ = ["committed_messages", "facts", "produce", "tail", "wait"]
 
 _out = Console()
 _err = Console(stderr=True)
@@ -156,7 +156,7 @@ def tail(  # noqa: PLR0917 - typer reads its options from the parameters
     name = getattr(settings.catalogue(), topic.value)
     wanted = set(subject or ())
     shown = 0
-    for key, value in _committed(settings, name, from_beginning, None, timeout):
+    for key, value in committed_messages(settings, name, from_beginning, None, timeout):
         if wanted and _subject_of(topic, key, value) not in wanted:
             continue
         shown += 1
@@ -188,13 +188,15 @@ def _subject_of(topic: Tailable, key: bytes | None, value: bytes | None) -> str 
     return found if isinstance(found, str) else None
 
 
-def _committed(
+def committed_messages(
     settings: Settings,
     topic: str,
     from_beginning: bool,
     max_messages: int | None,
     idle_timeout: float | None,
 ) -> Iterator[tuple[bytes | None, bytes | None]]:
+    """``(key, value)`` of a topic's committed messages, from its end (or beginning) on,
+    until ``max_messages`` or ``idle_timeout`` seconds without one."""
     consumer = Consumer(
         settings.librdkafka(
             {

@@ -27,10 +27,12 @@ __all__ = [
     "EXPECTED_DECISIONS",
     "DatasetError",
     "Expected",
+    "FrozenModel",
     "Incumbent",
     "LabelledTurn",
     "Pair",
     "incumbent_fact",
+    "jsonl_rows",
     "read_pairs",
     "read_turns",
     "subject_of",
@@ -49,16 +51,18 @@ class DatasetError(SlotwiseError, ValueError):
     """A labelled file is missing or a line is not shaped as datasets/README.md says."""
 
 
-class _Model(BaseModel):
+class FrozenModel(BaseModel):
+    """A labelled record: immutable, and no field the format does not name."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class Expected(_Model):
+class Expected(FrozenModel):
     attribute: str | None
     value: str | None
 
 
-class Incumbent(_Model):
+class Incumbent(FrozenModel):
     text: str
     attribute: str | None
     value: str | None
@@ -67,18 +71,18 @@ class Incumbent(_Model):
     verification_count: int = Field(ge=1)
 
 
-class PairTurn(_Model):
+class PairTurn(FrozenModel):
     text: str
     observed_at: AwareDatetime
 
 
-class Erase(_Model):
+class Erase(FrozenModel):
     attribute: str | None = None
     fact: Literal["incumbent"] | None = None
     subject: bool | None = None
 
 
-class Pair(_Model):
+class Pair(FrozenModel):
     id: str
     kind: str
     incumbent: Incumbent
@@ -91,7 +95,7 @@ class Pair(_Model):
     erase: Erase | None = None
 
 
-class LabelledTurn(_Model):
+class LabelledTurn(FrozenModel):
     id: str
     kind: str
     text: str
@@ -102,7 +106,8 @@ class LabelledTurn(_Model):
     erase: Erase | None = None
 
 
-def _lines(path: Path) -> list[tuple[int, object]]:
+def jsonl_rows(path: Path) -> list[tuple[int, object]]:
+    """``(line number, parsed JSON)`` of each non-blank line of a labelled file."""
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -120,7 +125,7 @@ def _lines(path: Path) -> list[tuple[int, object]]:
 def read_pairs(path: Path) -> list[Pair]:
     """Every pair of a ``slot_pairs.*.jsonl`` file, in file order."""
     pairs: list[Pair] = []
-    for number, row in _lines(path):
+    for number, row in jsonl_rows(path):
         try:
             pairs.append(Pair.model_validate(row))
         except ValidationError as exc:
@@ -131,7 +136,7 @@ def read_pairs(path: Path) -> list[Pair]:
 def read_turns(path: Path) -> list[LabelledTurn]:
     """Every turn of a ``turns.*.jsonl`` file, in file order."""
     turns: list[LabelledTurn] = []
-    for number, row in _lines(path):
+    for number, row in jsonl_rows(path):
         try:
             turns.append(LabelledTurn.model_validate(row))
         except ValidationError as exc:

@@ -29,10 +29,10 @@ from pydantic import AwareDatetime, ValidationError
 from slotwise.processors.model import ERASURE_QUESTION
 from slotwise.streams.evaluation.data import (
     DatasetError,
+    FrozenModel,
     LabelledTurn,
     Pair,
-    _lines,
-    _Model,
+    jsonl_rows,
     subject_of,
     turn_observation,
 )
@@ -53,13 +53,13 @@ __all__ = [
 Want = Literal["attributes", "subject", "ask"]
 
 
-class _Erase(_Model):
+class _Erase(FrozenModel):
     attributes: tuple[str, ...] | None = None
     subject: bool | None = None
     ask: bool | None = None
 
 
-class LabelledDeletion(_Model):
+class LabelledDeletion(FrozenModel):
     id: str
     kind: str
     text: str
@@ -124,7 +124,7 @@ class ReviewScore:
 def read_deletions(path: Path) -> list[DeletionCase]:
     """Every case of a ``deletion.*.jsonl`` file, in file order."""
     cases: list[DeletionCase] = []
-    for number, row in _lines(path):
+    for number, row in jsonl_rows(path):
         try:
             item = LabelledDeletion.model_validate(row)
         except ValidationError as exc:

@@ -26,6 +26,7 @@ from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from slotwise.processors.calibration import HalfLifeFit, Lifetimes, fit, lifetimes_of
 from slotwise.processors.schema import AttributeSchema
+from slotwise.sinks.redis.keys import FACTS, KeyLayout
 from slotwise.streams.config import Settings
 from slotwise.topics.codec import decode_record
 from slotwise.topics.exceptions import RecordError, SlotwiseError
@@ -43,7 +44,6 @@ __all__ = [
 ]
 
 TABLE = "halflife-lifetimes"
-_GLOB = str.maketrans({c: "\\" + c for c in "*?[]\\"})
 
 
 class CalibrationUnavailable(SlotwiseError, ConnectionError):
@@ -148,9 +148,9 @@ def _to_end(
 def store_facts(settings: Settings, *, batch: int = 500) -> Iterator[Fact]:
     """Every stored fact of every subject (a scan: for calibration, not for the hot path)."""
     client = redis.Redis.from_url(settings.redis_url)
-    prefix = settings.redis_prefix.translate(_GLOB)
+    pattern = KeyLayout(settings.redis_prefix).kind_pattern(FACTS)
     try:
-        for key in client.scan_iter(match=f"{prefix}:{{*}}:facts", count=batch):
+        for key in client.scan_iter(match=pattern, count=batch):
             for _, body in client.hscan_iter(key, count=batch):
                 try:
                     record = decode_record(body, expect=(Fact,))

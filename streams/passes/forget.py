@@ -34,7 +34,7 @@ from slotwise.processors.model import stable_id
 from slotwise.sinks.kafka.publisher import idempotent_producer
 from slotwise.sinks.redis.access import RedisAccess
 from slotwise.sinks.redis.cold import subjects
-from slotwise.sinks.redis.store import RedisStore, _raw
+from slotwise.sinks.redis.store import RedisStore
 from slotwise.streams.commands.forget import FORGET_DECISION, changed_facts
 from slotwise.streams.config import Settings
 from slotwise.streams.write.outputs import StoredOutputs
@@ -153,15 +153,12 @@ async def wait_applied(
     deadline = time.monotonic() + timeout_s
     while waiting:
         ids = list(waiting)
-        async with store.client.pipeline(transaction=False) as pipe:
-            for command_id in ids:
-                pipe.hget(store.key(waiting[command_id].subject_id, "applied"), command_id)
-            blobs = await pipe.execute()
+        blobs = await store.applied_many([(waiting[c].subject_id, c) for c in ids])
         for command_id, blob in zip(ids, blobs, strict=True):
             if blob is None:
                 continue
             command = waiting.pop(command_id)
-            outputs = StoredOutputs.decode(_raw(blob))
+            outputs = StoredOutputs.decode(blob)
             archived = len(changed_facts(outputs)) if outputs.decision == FORGET_DECISION else 0
             report.applied += 1
             report.archived += archived

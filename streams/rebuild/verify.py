@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from slotwise.sinks.milvus.tiers import Tier, fit_text
 from slotwise.sinks.redis.cold import subjects
-from slotwise.sinks.redis.store import _slot_field
+from slotwise.sinks.redis.keys import slot_field
 from slotwise.streams.rebuild.from_log import FactsLog, RebuildStores
 from slotwise.topics.records import Fact
 
@@ -89,7 +89,7 @@ async def _redis(
         fields = sorted(k for k in ours if ours[k] != theirs.get(k))
         if fields:
             found.append(Difference(subject, fact_id, "redis", f"differs in {', '.join(fields)}"))
-    slots = {f.fact_id: _slot_field(f.attribute) for f in wanted.values() if f.status == "current"}
+    slots = {f.fact_id: slot_field(f.attribute) for f in wanted.values() if f.status == "current"}
     current, members = await stores.redis.current_index(subject)
     for fact_id in slots.keys() | current.keys():
         if slots.get(fact_id) != current.get(fact_id):

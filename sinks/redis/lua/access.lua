@@ -1,4 +1,4 @@
--- Record reads of one subject's facts (see sinks/redis_access.py).
+-- Record reads of one subject's facts (see sinks/redis/access.py).
 --
 -- KEYS: access_at (zset: fact_id by last read, epoch ms), access_n (hash: fact_id -> reads)
 -- ARGV: per fact: fact_id, reads to add ('0' for none), read at (epoch ms)

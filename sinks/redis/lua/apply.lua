@@ -1,14 +1,16 @@
--- Apply one event's writes to one subject, atomically (see sinks/redis_store.py).
+-- Apply one event's writes to one subject, atomically (see sinks/redis/store.py).
 --
 -- KEYS: facts, slots, current, meta, applied, applied_at, observations (one hash tag)
 -- ARGV: event_id, expected_version, outputs, now_ms, now_iso, cutoff_ms,
 --       observation_id ('' for none), channel, prune_limit,
---       the run_id of the server the writer accepted ('' for any: sinks/redis_identity.py),
+--       the run_id of the server the writer accepted ('' for any: sinks/redis/identity.py),
 --       then per fact: fact_id, slot field, '1' if current else '0', fact JSON
 -- Returns {'already_applied', version, outputs} | {'stale', version} | {'applied', version}
 --         | {'fenced', 0}: this is another server than the accepted one; nothing written
 --
 -- Every step is O(log n) in the subject's size: no JSON is decoded here.
+
+-- include: slot_index.lua
 
 local facts, slots, current = KEYS[1], KEYS[2], KEYS[3]
 local meta, applied, applied_at, observations = KEYS[4], KEYS[5], KEYS[6], KEYS[7]
@@ -32,15 +34,7 @@ end
 
 for i = 11, #ARGV, 4 do
   local fact_id, field, is_current, body = ARGV[i], ARGV[i + 1], ARGV[i + 2] == '1', ARGV[i + 3]
-  local was = redis.call('HGET', current, fact_id)
-  if was and (was ~= field or not is_current) then
-    redis.call('ZREM', slots, was .. '\0' .. fact_id)
-    redis.call('HDEL', current, fact_id)
-  end
-  if is_current and was ~= field then
-    redis.call('ZADD', slots, 0, field .. '\0' .. fact_id)
-    redis.call('HSET', current, fact_id, field)
-  end
+  index_slot(slots, current, fact_id, field, is_current)
   redis.call('HSET', facts, fact_id, body)
 end
 

@@ -1,4 +1,4 @@
--- The archived facts of one slot, or how many the subject has (see sinks/redis_cold.py).
+-- The archived facts of one slot, or how many the subject has (see sinks/redis/cold.py).
 --
 -- KEYS: archived, facts (one hash tag)
 -- ARGV: slot field ('' for the count only)

@@ -1,4 +1,4 @@
--- The three atomic steps of one erase command on one subject (see sinks/redis_erasure.py).
+-- The three atomic steps of one erase command on one subject (see sinks/redis/erasure.py).
 --
 -- KEYS: meta, applied, applied_at, erasing, facts, slots, current (one hash tag),
 --       then, for a whole-subject 'delete', every other key of the subject to delete
@@ -12,6 +12,8 @@
 --   begin:  {'resumed', version, progress} | {'stale', version} | {'planned', version, progress}
 --   delete: {'missing', version} | {'stale', version} | {'deleted', version}
 --   finish: {'stale', version} | {'applied', version}
+
+-- include: slot_index.lua
 
 local meta, applied, applied_at, erasing = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local facts, slots, current = KEYS[5], KEYS[6], KEYS[7]
@@ -54,27 +56,14 @@ if op == 'delete' then
     for k = i + 1, i + erased do
       local fact_id = ARGV[k]
       redis.call('HDEL', facts, fact_id)
-      local was = redis.call('HGET', current, fact_id)
-      if was then
-        redis.call('ZREM', slots, was .. '\0' .. fact_id)
-        redis.call('HDEL', current, fact_id)
-      end
+      index_slot(slots, current, fact_id, '', false)
     end
   end
   i = i + erased + 1
   local relinked = tonumber(ARGV[i])
   for k = i + 1, i + 4 * relinked, 4 do
-    -- As in apply.lua: a fact is in the slot index iff it is current.
     local fact_id, field, is_current, body = ARGV[k], ARGV[k + 1], ARGV[k + 2] == '1', ARGV[k + 3]
-    local was = redis.call('HGET', current, fact_id)
-    if was and (was ~= field or not is_current) then
-      redis.call('ZREM', slots, was .. '\0' .. fact_id)
-      redis.call('HDEL', current, fact_id)
-    end
-    if is_current and was ~= field then
-      redis.call('ZADD', slots, 0, field .. '\0' .. fact_id)
-      redis.call('HSET', current, fact_id, field)
-    end
+    index_slot(slots, current, fact_id, field, is_current)
     redis.call('HSET', facts, fact_id, body)
   end
   i = i + 4 * relinked + 1

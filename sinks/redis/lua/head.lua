@@ -1,5 +1,5 @@
 -- Follow a fact's supersession chain to its current head, in one round trip
--- (see sinks/redis_provenance.py).
+-- (see sinks/redis/provenance.py).
 --
 -- KEYS: facts (hash fact_id -> Fact JSON)
 -- ARGV: fact_id, max_hops

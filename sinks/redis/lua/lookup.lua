@@ -1,4 +1,4 @@
--- Everything deciding one event reads, in one round trip (see sinks/redis_store.py).
+-- Everything deciding one event reads, in one round trip (see sinks/redis/store.py).
 --
 -- KEYS: meta, applied, facts, slots, current (one hash tag)
 -- ARGV: event_id ('' for none), own fact id ('' for none),

@@ -1,4 +1,4 @@
--- Put one subject's facts back from the facts topic (see sinks/redis_rebuild.py).
+-- Put one subject's facts back from the facts topic (see sinks/redis/rebuild.py).
 --
 -- KEYS: facts, slots, current, meta, observations, archived (one hash tag)
 -- ARGV: version floor, now_iso, then per fact: fact_id, slot field,
@@ -7,6 +7,8 @@
 -- Returns the number of facts written or deleted.
 --
 -- Idempotent: a batch written twice (a rebuild resumed after a crash) ends the same.
+
+-- include: slot_index.lua
 
 local facts, slots, current, meta = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local observations, archived = KEYS[5], KEYS[6]
@@ -22,15 +24,7 @@ local count = 0
 for i = 3, #ARGV, 6 do
   local fact_id, field, state, body = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local observation_id, recorded_ms = ARGV[i + 4], ARGV[i + 5]
-  local was = redis.call('HGET', current, fact_id)
-  if was and (was ~= field or state ~= 'c') then
-    redis.call('ZREM', slots, was .. '\0' .. fact_id)
-    redis.call('HDEL', current, fact_id)
-  end
-  if state == 'c' and was ~= field then
-    redis.call('ZADD', slots, 0, field .. '\0' .. fact_id)
-    redis.call('HSET', current, fact_id, field)
-  end
+  index_slot(slots, current, fact_id, field, state == 'c')
   redis.call('ZREM', archived, field .. '\0' .. fact_id)
   if state == 'a' then
     redis.call('ZADD', archived, 0, field .. '\0' .. fact_id)

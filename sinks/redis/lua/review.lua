@@ -1,5 +1,5 @@
 -- File review items of one subject: new ones open, resolution records close them
--- (see sinks/redis_review.py).
+-- (see sinks/redis/review.py).
 --
 -- KEYS: review (hash id -> item JSON), review_open (zset id by created ms),
 --       rejected (set of rejection keys)   (one hash tag)

@@ -34,9 +34,8 @@ from slotwise.processors.drift_adapter import DriftAdapter, fit_procrustes
 from slotwise.processors.model import VectorRow
 from slotwise.processors.ports import Embedder
 from slotwise.sinks.exceptions import EmbeddingModelMismatch, VectorIndexError
-from slotwise.sinks.milvus import erasure as milvus_erasure
-from slotwise.sinks.milvus import index as milvus_index
-from slotwise.sinks.milvus import tiers as milvus_tiers
+from slotwise.sinks.milvus import client as milvus_client
+from slotwise.sinks.milvus import search as milvus_search
 from slotwise.sinks.milvus.erasure import MilvusErasure
 from slotwise.sinks.milvus.index import FOREIGN_RESULTS, MilvusIndex
 from slotwise.sinks.milvus.tiers import MilvusTiers
@@ -470,7 +469,7 @@ def test_hits_of_another_subject_are_dropped_and_counted(
 ) -> None:
     mine, theirs = f"user-{uuid.uuid4()}", f"user-{uuid.uuid4()}"
     # Defence in depth: even if the filter were wrong, no foreign row gets out.
-    monkeypatch.setattr(milvus_index, "of_subject", lambda subject_id: "")
+    monkeypatch.setattr(milvus_search, "of_subject", lambda subject_id: "")
     before = FOREIGN_RESULTS._value.get()
 
     async def scenario(index: MilvusIndex) -> list[tuple[str, float]]:
@@ -548,10 +547,9 @@ def noting_client(asked: list[tuple[str, object]]) -> type[MilvusClient]:
 
 @pytest.fixture
 def consistency_asked(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, object]]:
-    """:func:`noting_client` everywhere the sinks open a client."""
+    """:func:`noting_client` where the sinks open every client (``sinks/milvus/client.py``)."""
     asked: list[tuple[str, object]] = []
-    for module in (milvus_index, milvus_tiers, milvus_erasure):
-        monkeypatch.setattr(module, "MilvusClient", noting_client(asked))
+    monkeypatch.setattr(milvus_client, "MilvusClient", noting_client(asked))
     return asked
 
 

@@ -2,9 +2,10 @@
 
 The worker runs on the in-memory broker of ``streams/runtime/testing.py``, made
 through the same ``WorkerClients`` the wiring makes Kafka's with, and a write
-path that records what it was given; each test takes milliseconds. What only a
-broker proves (librdkafka's threads, transactions, fencing) stays in
-``test_worker_rebalance.py`` and the end-to-end tests.
+path that records what it was given (or the real one over the in-memory stores
+of ``processors/testing.py``, for a crash-equivalence check); each test takes
+milliseconds. What only a broker proves (librdkafka's threads, transactions,
+fencing) stays in ``test_worker_rebalance.py`` and the end-to-end tests.
 """
 
 from __future__ import annotations
@@ -15,13 +16,19 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
+from slotwise.processors.cascade import Cascade
+from slotwise.processors.extract import RulesExtractor
+from slotwise.processors.schema import AttributeSchema
+from slotwise.processors.testing import InMemoryState, InMemoryVectors, ScriptedMatcher
 from slotwise.streams.runtime import metrics
 from slotwise.streams.runtime.failures import classify
 from slotwise.streams.runtime.health import Health
 from slotwise.streams.runtime.recovery import StoreMarks, StoreServer, SubjectHeal
 from slotwise.streams.runtime.testing import InMemoryMarks, InMemoryTopics, TestingConsumer
-from slotwise.streams.runtime.worker import Worker, WorkerConfig
+from slotwise.streams.runtime.worker import RecordProcessor, Worker, WorkerConfig
+from slotwise.streams.write.path import WritePath
 from slotwise.topics.catalogue import Catalogue
 from slotwise.topics.codec import encode_record
 from slotwise.topics.outbound import Outbound
@@ -102,6 +109,7 @@ def rig(
     server: StoreServer | None = None,
     heal: SubjectHeal | None = None,
     max_in_flight: int = 1000,
+    processor: RecordProcessor | None = None,
 ) -> Rig:
     broker = broker or InMemoryTopics.of(CATALOGUE)
     clients = broker.clients(CATALOGUE)
@@ -109,7 +117,7 @@ def rig(
     worker = Worker(
         WorkerConfig(max_in_flight=max_in_flight, commit_interval_s=0.005),
         CATALOGUE,
-        path,
+        processor or path,
         consumer=clients.consumer(None),
         publisher=clients.publisher("mem-worker"),
         sinks={},
@@ -345,3 +353,73 @@ def test_taking_partitions_that_fails_stops_the_worker() -> None:
 
     failure = asyncio.run(main())
     assert failure is not None and "taking partitions failed" in str(failure)
+
+
+NOW = datetime(2026, 3, 20, 12, 0, tzinfo=UTC)
+
+
+@dataclass
+class Slowed:
+    """The write path over the in-memory stores, a moment per candidate, so that events
+    are in flight when partitions move; ``seen`` counts the candidates it was given."""
+
+    inner: WritePath
+    seen: int = 0
+
+    async def on_candidate(self, candidate: CandidateFact) -> tuple[Outbound, ...]:
+        self.seen += 1
+        await asyncio.sleep(0.001)
+        return await self.inner.on_candidate(candidate)
+
+    async def on_observation(self, observation: Observation) -> tuple[Outbound, ...]:
+        return await self.inner.on_observation(observation)
+
+    async def on_command(self, command: Command) -> tuple[Outbound, ...]:
+        return await self.inner.on_command(command)
+
+
+def stored_run(moves: bool) -> tuple[Counter[bytes | None], dict[str, dict[str, Any]], int]:
+    """Employers changing for four subjects, through the real write path on the in-memory
+    stores; with ``moves``, partition 1 is revoked mid-run and given back."""
+    schema = AttributeSchema.load()
+    state, vectors = InMemoryState(), InMemoryVectors(lambda texts: [[1.0, 0.0] for _ in texts])
+    cascade = Cascade(
+        schema, state.facts, vectors, ScriptedMatcher([]), now=lambda: NOW, embedding_model="t"
+    )
+    path = Slowed(WritePath(RulesExtractor(schema), cascade, state, vectors, lambda: NOW))
+    worker = rig(processor=path)
+    for day in range(1, 13):
+        for subject in ("ana", "bo", "cy", "di"):
+            change = CandidateFact(
+                candidate_id=f"{subject}-{day:02d}",
+                subject_id=subject,
+                attribute="employer",
+                value=f"Firm {day}",
+                text=f"User works at Firm {day}.",
+                observed_at=datetime(2026, 3, day, 9, 0, tzinfo=UTC),
+            )
+            worker.broker.produce(CANDIDATES, encode_record(change), key=subject.encode())
+
+    async def scenario() -> None:
+        if not moves:
+            return
+        await until(lambda: path.seen >= 15)
+        worker.consumer.rebalance(revoke=[(CANDIDATES, 1)])
+        await until(lambda: (CANDIDATES, 1) not in worker.ledgers())
+        await asyncio.sleep(0.01)
+        worker.consumer.rebalance(assign=[(CANDIDATES, 1)])
+
+    run(worker, scenario)
+    published = Counter(m.value() for m in worker.broker.messages(CATALOGUE.supersessions))
+    facts = {fact_id: fact.model_dump() for fact_id, fact in state.facts.facts.items()}
+    return published, facts, path.seen
+
+
+def test_a_partition_moved_mid_run_leaves_what_an_uninterrupted_run_leaves() -> None:
+    clean_events, clean_facts, _ = stored_run(moves=False)
+    moved_events, moved_facts, applied = stored_run(moves=True)
+
+    assert applied > 4 * 12  # the revoked partition's uncommitted events ran again
+    assert len(clean_events) == 4 * 11 and set(clean_events.values()) == {1}
+    assert moved_events == clean_events  # each supersession published once, the same
+    assert moved_facts == clean_facts

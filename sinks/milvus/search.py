@@ -31,6 +31,8 @@ FOREIGN_RESULTS = Counter(
     "slotwise_vector_foreign_results_total",
     "Vector hits of another subject dropped after a subject-filtered search",
 )
+# Scores this close are one tie: equal texts embed to equal vectors.
+_TIE = 1e-6
 
 
 def _cosine(query: np.ndarray, vector: Sequence[float]) -> float:
@@ -83,9 +85,7 @@ class SubjectSearch:
         else:
             collection = await self._space.current()
         vectors = await self._queries.embed([text, *(r.text for r in buffered)])
-        hits = await self._link.call(
-            self._search_sync, collection, subject_id, vectors[0], k + len(buffered), skip
-        )
+        hits = await self._through_ties(collection, subject_id, vectors[0], k + len(buffered), skip)
         query = np.asarray(vectors[0], dtype=np.float32)
         # A buffered row is newer than its fact's row in Milvus: it replaces it.
         rows = {r.fact_id: vector for r, vector in zip(buffered, vectors[1:], strict=True)}
@@ -98,6 +98,31 @@ class SubjectSearch:
         scored = [(fact_id, _cosine(query, vector)) for fact_id, vector in rows.items()]
         found = sorted((h for h in scored if h[1] >= floor), key=lambda h: (-h[1], h[0]))
         return found[:k]
+
+    async def _through_ties(
+        self,
+        collection: str,
+        subject_id: str,
+        query: list[float],
+        limit: int,
+        exclude: Collection[str],
+    ) -> list[dict[str, Any]]:
+        """The subject's ``limit`` best hits, and every hit tied with the last of them.
+
+        Milvus cuts a tie at the limit by where the rows lie in its segments, and a
+        row written again with the same vector (an index heal rewrites rows,
+        ``streams/runtime/index_heal.py``) moves: cut through a tie, the same search
+        would return other rows after a heal than an uninterrupted run did. With the
+        whole tie fetched, the caller's ranking by score then fact id decides.
+        """
+        asked = limit + 1
+        while True:
+            hits: list[dict[str, Any]] = await self._link.call(
+                self._search_sync, collection, subject_id, query, asked, exclude
+            )
+            if len(hits) < asked or hits[-1]["distance"] < hits[limit - 1]["distance"] - _TIE:
+                return hits
+            asked *= 2
 
     def _search_sync(
         self,

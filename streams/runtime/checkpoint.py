@@ -14,8 +14,8 @@ Each commit, in this order:
    restart: ``sinks.redis_identity``), or a mark of step 1 was found below the
    one recorded before (and so not overwritten), an event finished before the
    change may have been applied to a server that lost it. Nothing is committed then: every
-   owned partition is handed back to the worker to replay from its last
-   commit (:attr:`Checkpoint.rewinding`), and the replays that find their apply
+   owned partition is handed to the worker's recovery to replay from its last
+   commit (``streams/runtime/recovery.py``), and the replays that find their apply
    re-emit its stored outputs; up to where the partition had been taken, each
    subject's vector rows are first put back in line with the new server
    (``streams/runtime/index_heal.py``);
@@ -25,7 +25,8 @@ Each commit, in this order:
    nothing and commits no offset until it is past it: only its store mark moves,
    so a crash meanwhile resumes the replay where the store is.
 
-A batch that failed to commit stays queued and is retried as it was. Partitions
+A batch that failed to commit stays queued and is retried as it was; a commit
+refused for a replay (step 3) answers False, and is no failure. Partitions
 leaving the worker drop out of every later commit (:meth:`Checkpoint.release`).
 """
 
@@ -43,13 +44,12 @@ from confluent_kafka import TopicPartition
 
 from slotwise.sinks.kafka.publisher import PublisherFenced, TransactionAborted
 from slotwise.streams.runtime import metrics
-from slotwise.streams.runtime.errors import StoreReplaced
 from slotwise.streams.runtime.health import Health
 from slotwise.streams.runtime.offsets import PartitionLedger, Release
 from slotwise.streams.runtime.retry import backoff
 from slotwise.topics.outbound import Outbound
 
-__all__ = ["TP", "Checkpoint", "Marks", "Publisher", "Sink"]
+__all__ = ["TP", "Checkpoint", "Marks", "Publisher", "Sink", "StoreWatch"]
 
 log = logging.getLogger(__name__)
 
@@ -91,24 +91,28 @@ class Marks(Protocol):
     async def probe(self) -> None: ...
 
 
+class StoreWatch(Protocol):
+    """What the checkpoint asks the worker's recovery (``streams/runtime/recovery.py``)."""
+
+    def server_changed(self) -> bool: ...
+
+    def replay_all(self, ledgers: Mapping[TP, PartitionLedger], why: str) -> None: ...
+
+
 class Checkpoint:
     def __init__(
         self,
         publisher: Publisher,
         sinks: Mapping[str, Sink],
         health: Health,
+        store: StoreWatch,
         *,
         group_metadata: Callable[[], object],
         interval_s: float = 0.2,
         marks: Marks | None = None,
-        store_generation: Callable[[], int] = lambda: 0,
     ) -> None:
         self._marks = marks
-        self._store_generation = store_generation
-        self._generation = store_generation()
-        self._rewinding: set[TP] = set()
-        self._heal_below: dict[TP, int] = {}  # per rewound partition: PartitionLedger
-        self._rewind_due = False  # also with no partition owned: the server is accepted
+        self._store = store
         self._marked: dict[TP, int] = {}  # the last mark recorded per owned partition
         self._probed_at = 0.0
         self._publisher = publisher
@@ -129,21 +133,6 @@ class Checkpoint:
     @property
     def committed(self) -> dict[TP, int]:
         return self._committed
-
-    @property
-    def rewinding(self) -> set[TP]:
-        """Partitions dropped by a change of store server, for the worker to take
-        again from their last commit (``take`` clears them)."""
-        return self._rewinding
-
-    @property
-    def rewind_due(self) -> bool:
-        """A change of store server awaits the worker's :meth:`rewound`, even if it found
-        no partition to drop: the worker still has to accept the new server."""
-        return self._rewind_due or bool(self._rewinding)
-
-    def rewound(self) -> None:
-        self._rewind_due = False
 
     async def start(self) -> None:
         """Fence older instances of this replica's transactional id."""
@@ -167,11 +156,8 @@ class Checkpoint:
         event publishes nothing."""
         for tp in partitions:
             self._ledgers[tp] = PartitionLedger(
-                start=(starts or {}).get(tp, 0),
-                quiet_below=(quiet_below or {}).get(tp, 0),
-                heal_below=self._heal_below.pop(tp, 0),
+                start=(starts or {}).get(tp, 0), quiet_below=(quiet_below or {}).get(tp, 0)
             )
-        self._rewinding -= partitions
 
     async def release(self, partitions: set[TP]) -> None:
         """Forget departing partitions once a commit already under way is over.
@@ -183,9 +169,7 @@ class Checkpoint:
         """
         async with self._lock:
             self._unpublished = [(tp, r) for tp, r in self._unpublished if tp not in partitions]
-            self._rewinding -= partitions
             for tp in partitions:
-                self._heal_below.pop(tp, None)
                 self._ledgers.pop(tp, None)
                 self._committed.pop(tp, None)
                 self._marked.pop(tp, None)
@@ -206,10 +190,8 @@ class Checkpoint:
             await asyncio.sleep(self._interval_s if not failures else backoff(failures))
             every()
             try:
-                await self.commit()
+                await self.commit()  # refused for a replay, it is no failure either
                 failures = 0
-            except StoreReplaced as exc:
-                log.warning("%s", exc)
             except PublisherFenced as exc:
                 if exc.by_another:
                     raise
@@ -224,19 +206,20 @@ class Checkpoint:
                 failures += 1
                 log.warning("commit failed (%s); retrying with the same batch", exc)
 
-    async def commit(self) -> None:
+    async def commit(self) -> bool:
+        """Commit what the ledgers release; False when refused, every owned partition
+        handed back for a replay (step 3 of the module's docstring)."""
         async with self._lock:
-            if self._store_generation() != self._generation:
+            if self._server_changed():
                 # Also with nothing to commit: the applies wait, fenced, for the replay.
-                self._replay_all("the Redis server changed")
+                return self._replay_all("the Redis server changed")
             for tp, ledger in self._ledgers.items():
                 release = ledger.release()
                 if release is not None:
                     self._unpublished.append((tp, release))
                 metrics.IN_FLIGHT.labels(tp[0], str(tp[1])).set(ledger.held)
             if not self._unpublished:
-                await self._probe_store()
-                return
+                return await self._probe_store()
             batch = list(self._unpublished)
             messages = [m for _, release in batch for m in release.messages]
             offsets = {tp: release.next_offset for tp, release in batch}
@@ -249,13 +232,13 @@ class Checkpoint:
                     raise
                 self._health.ok("redis")
                 if behind:
-                    self._replay_all(
+                    return self._replay_all(
                         f"the store's commit marks of {len(behind)} partitions went back"
                     )
                 self._marked.update(offsets)
             await self._flush_sinks()
-            if self._store_generation() != self._generation:
-                self._replay_all("the Redis server changed")
+            if self._server_changed():
+                return self._replay_all("the Redis server changed")
             # A replay below the partition's earlier commit moves only the store's mark.
             ahead = {tp: o for tp, o in offsets.items() if o >= self._ledgers[tp].quiet_below}
             partitions = [TopicPartition(t, p, o) for (t, p), o in ahead.items()]
@@ -275,12 +258,13 @@ class Checkpoint:
             metrics.LAST_COMMIT.set_to_current_time()
             metrics.STAGE_SECONDS.labels("commit").observe(time.perf_counter() - started)
             self._committed.update(ahead)
+            return True
 
-    async def _probe_store(self) -> None:
+    async def _probe_store(self) -> bool:
         """With nothing to commit, ask the store once a second: a Redis that restarted
         behind under an idle worker is noticed (and healed) without waiting for traffic."""
         if self._marks is None or time.monotonic() - self._probed_at < _PROBE_EVERY_S:
-            return
+            return True
         self._probed_at = time.monotonic()
         try:
             await self._marks.probe()
@@ -288,27 +272,21 @@ class Checkpoint:
             self._health.failing("redis", exc)
             raise
         self._health.ok("redis")
-        if self._store_generation() != self._generation:
-            self._replay_all("the Redis server changed")
+        if self._server_changed():
+            return self._replay_all("the Redis server changed")
+        return True
 
-    def _replay_all(self, why: str) -> None:
-        """Refuse the commit and drop every owned partition for a replay from its last
-        commit (step 3 of the module's docstring)."""
-        self._generation = self._store_generation()
-        dropped = set(self._ledgers)
-        # Everything taken so far may have written vector rows of applies the new server
-        # lacks: the replay heals each subject's rows before its first event decides.
-        self._heal_below.update({tp: ledger.heal_below for tp, ledger in self._ledgers.items()})
-        self._rewinding |= dropped
-        self._rewind_due = True
+    def _server_changed(self) -> bool:
+        return self._store.server_changed()
+
+    def _replay_all(self, why: str) -> bool:
+        """Refuse the commit and hand every owned partition to the recovery for a replay
+        from its last commit (step 3 of the module's docstring): False, the answer."""
+        self._store.replay_all(self._ledgers, why)
         self._ledgers.clear()
         self._unpublished.clear()
         self._marked.clear()
-        metrics.STORE_REWINDS.inc()
-        raise StoreReplaced(
-            f"{why} under {len(dropped)} partitions' uncommitted events; "
-            "replaying them from their last commit"
-        )
+        return False
 
     async def _flush_sinks(self) -> None:
         for name, sink in self._sinks.items():

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from confluent_kafka import TIMESTAMP_NOT_AVAILABLE, Message
+from confluent_kafka import TIMESTAMP_NOT_AVAILABLE
+
+from slotwise.streams.runtime.ports import Fetched
 
 __all__ = ["Consumed"]
 
@@ -21,7 +23,7 @@ class Consumed:
     timestamp: datetime | None
 
     @classmethod
-    def of(cls, message: Message) -> Consumed:
+    def of(cls, message: Fetched) -> Consumed:
         topic, partition, offset = message.topic(), message.partition(), message.offset()
         if topic is None or partition is None or offset is None:
             raise ValueError("a consumed record without topic, partition or offset")

@@ -3,7 +3,6 @@
 SlotwiseError
 └── WorkerError             the worker cannot go on with an event or at all
     ├── StateMoved          a subject's state kept moving under a decision
-    ├── StoreReplaced       the store's server changed under uncommitted events: replay them
     └── ConsumerFailed      the consumer hit a fatal error and will never fetch again
 """
 
@@ -11,7 +10,7 @@ from __future__ import annotations
 
 from slotwise.topics.exceptions import SlotwiseError
 
-__all__ = ["ConsumerFailed", "StateMoved", "StoreReplaced", "UnsupportedCommand", "WorkerError"]
+__all__ = ["ConsumerFailed", "StateMoved", "UnsupportedCommand", "WorkerError"]
 
 
 class WorkerError(SlotwiseError, RuntimeError):
@@ -20,11 +19,6 @@ class WorkerError(SlotwiseError, RuntimeError):
 
 class StateMoved(WorkerError):
     """Another writer is active on the subject: the decision is computed again later."""
-
-
-class StoreReplaced(WorkerError):
-    """A commit refused: the events it covered may have been applied to a Redis server
-    that no longer holds them (``streams/runtime/checkpoint.py``)."""
 
 
 class UnsupportedCommand(WorkerError):

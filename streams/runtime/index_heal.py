@@ -2,8 +2,8 @@
 
 When Redis comes back missing writes whose Kafka transactions were committed (a
 node crash under ``appendfsync everysec``, a failover to a replica behind), the
-worker replays the partition from the store's commit marks (streams/runtime/worker.py,
-``_behind``; streams/runtime/checkpoint.py). When the server changes under a running
+worker replays the partition from the store's commit marks (streams/runtime/recovery.py,
+``Recovery.takeover``; streams/runtime/checkpoint.py). When the server changes under a running
 worker, the events it applied since its last commit may be lost the same way
 (the replicas had not received them), and are replayed too. The Milvus index
 was not rolled back with Redis: it still holds what the lost events wrote

@@ -29,18 +29,12 @@ class Release:
 class PartitionLedger:
     """In-flight and finished offsets of one partition, in consumption order."""
 
-    def __init__(self, *, start: int = 0, quiet_below: int = 0, heal_below: int = 0) -> None:
+    def __init__(self, *, start: int = 0, quiet_below: int = 0) -> None:
         self._events: OrderedDict[int, tuple[Outbound, ...] | None] = OrderedDict()
         # Offsets below it were committed before, their outputs published: a replay that
-        # heals a store gone behind the log releases only their offsets (streams/runtime/worker.py).
+        # heals a store gone behind the log releases only their offsets (recovery.py).
         self._quiet_below = quiet_below
-        # Offsets below it were applied before to a Redis server since replaced; their
-        # vector rows may be of writes the new server lacks (streams/runtime/checkpoint.py).
-        self._heal_below = heal_below
         self._next = start  # the lowest offset not taken yet: where the partition was assigned
-        # Subjects whose vector rows were put back in line with the store for this
-        # replay (streams/runtime/index_heal.py): once each, before their first replayed event.
-        self.healed: set[str] = set()
 
     def track(self, offset: int) -> bool:
         """Take the event at ``offset`` in; False, taking nothing, when the offset was
@@ -79,18 +73,6 @@ class PartitionLedger:
     @property
     def quiet_below(self) -> int:
         return self._quiet_below
-
-    @property
-    def heal_below(self) -> int:
-        """What a replay after a change of server heals below: past every offset taken
-        here so far, and past the bound this ledger was itself given."""
-        return max(self._heal_below, self._next)
-
-    def replays(self, offset: int) -> bool:
-        """Whether the event at ``offset`` ran before against a store that may have lost it:
-        committed before (a replay healing a store gone behind the log), or applied before
-        the store's server changed (a failover under uncommitted events)."""
-        return offset < max(self._quiet_below, self._heal_below)
 
     @property
     def in_flight(self) -> int:

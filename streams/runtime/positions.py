@@ -24,11 +24,12 @@ import logging
 import time
 from collections.abc import Iterable
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from slotwise.sinks.kafka.publisher import TRANSACTION_TIMEOUT_MS
 from slotwise.streams.runtime.checkpoint import TP
 from slotwise.streams.runtime.errors import ConsumerFailed
+from slotwise.streams.runtime.ports import WorkerConsumer
 
 __all__ = ["Pauses", "committed_offsets", "keys", "names", "start_offsets"]
 
@@ -57,7 +58,7 @@ _PASSING = frozenset(
 
 
 def committed_offsets(
-    consumer: Consumer, partitions: list[TopicPartition], *, wait_s: float = WAIT_S
+    consumer: WorkerConsumer, partitions: list[TopicPartition], *, wait_s: float = WAIT_S
 ) -> dict[TP, int]:
     """The group's committed offset of each partition (negative where it has none).
 
@@ -81,7 +82,7 @@ def committed_offsets(
 
 
 def start_offsets(
-    consumer: Consumer, committed: dict[TP, int], *, wait_s: float = WAIT_S
+    consumer: WorkerConsumer, committed: dict[TP, int], *, wait_s: float = WAIT_S
 ) -> dict[TP, int]:
     """Where each partition starts: its committed offset, or with none, its log's first
     offset (the worker's ``auto.offset.reset`` is ``earliest``) — always absolute."""
@@ -92,7 +93,7 @@ def start_offsets(
     return starts
 
 
-def _first_offset(consumer: Consumer, tp: TP, deadline: float) -> int:
+def _first_offset(consumer: WorkerConsumer, tp: TP, deadline: float) -> int:
     while True:
         try:
             first, _ = consumer.get_watermark_offsets(
@@ -122,7 +123,7 @@ class Pauses:
         self.on = False  # the worker's backpressure: every owned partition paused
         self.held: set[TP] = set()
 
-    def set(self, consumer: Consumer, pause: bool) -> None:
+    def set(self, consumer: WorkerConsumer, pause: bool) -> None:
         """Pause every owned partition, or resume the ones this paused."""
         owned = consumer.assignment()
         if pause:
@@ -135,7 +136,7 @@ class Pauses:
             self.held -= keys(paused)
         self.on = pause
 
-    def assigned(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+    def assigned(self, consumer: WorkerConsumer, partitions: list[TopicPartition]) -> None:
         """Give newly assigned partitions the worker's pause state."""
         if self.on:
             consumer.pause(partitions)

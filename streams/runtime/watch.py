@@ -20,11 +20,12 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 
-from confluent_kafka import Consumer, KafkaException, TopicPartition
+from confluent_kafka import KafkaException, TopicPartition
 
 from slotwise.streams.runtime import metrics
 from slotwise.streams.runtime.health import Health
 from slotwise.streams.runtime.offsets import PartitionLedger
+from slotwise.streams.runtime.ports import WorkerConsumer
 
 __all__ = ["LagGauge", "StuckEvents", "watch_broker"]
 
@@ -38,7 +39,7 @@ class LagGauge:
         self._every_s = every_s
         self._exported_at = 0.0
 
-    def export(self, consumer: Consumer, committed: Mapping[TP, int]) -> None:
+    def export(self, consumer: WorkerConsumer, committed: Mapping[TP, int]) -> None:
         """On the poll thread: at most once per interval, from the cached watermarks."""
         now = time.monotonic()
         if now - self._exported_at < self._every_s:

@@ -9,35 +9,41 @@ then flushes the sinks and commits their outputs with the offset after them in
 one Kafka transaction. A crash anywhere replays from the last committed offset,
 and the write path's stored outputs make the replay re-emit exactly what was lost.
 
-The worker's parts: the checkpoint (``checkpoint.py``), the retry policy and its
-classifier (``retry.py``, ``failures.py``), what it reports about itself
-(``watch.py``). Its consumer, publisher and sinks are built by the wiring
-(``app.py``, ``kafka_clients.py``) and handed in.
+The worker's parts: the checkpoint (``checkpoint.py``), its recovery from a store
+gone behind (``recovery.py``), the retry policy and its classifier (``retry.py``,
+``failures.py``), what it reports about itself (``watch.py``). Its consumer,
+publisher and sinks are built by the wiring (``app.py``, ``kafka_clients.py``)
+and handed in: in tests, the in-memory ones of ``testing.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
-from collections.abc import Awaitable, Callable, Coroutine, Hashable, Mapping
+from collections.abc import Callable, Coroutine, Hashable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
-from slotwise.sinks.exceptions import StoreUnavailable
-from slotwise.sinks.redis.commits import CommitMarks
 from slotwise.streams.runtime import clock, metrics
-from slotwise.streams.runtime.checkpoint import TP, Checkpoint, Publisher, Sink
+from slotwise.streams.runtime.checkpoint import TP, Checkpoint, Sink
 from slotwise.streams.runtime.consumed import Consumed
 from slotwise.streams.runtime.deadletter import dead_letter
 from slotwise.streams.runtime.errors import ConsumerFailed
 from slotwise.streams.runtime.health import Health
 from slotwise.streams.runtime.offsets import PartitionLedger
-from slotwise.streams.runtime.positions import Pauses, committed_offsets, keys, names, start_offsets
-from slotwise.streams.runtime.retry import Classifier, GiveUp, RetryPolicy, backoff
+from slotwise.streams.runtime.ports import Fetched, ProbingPublisher, WorkerConsumer
+from slotwise.streams.runtime.positions import Pauses, keys, names
+from slotwise.streams.runtime.recovery import (
+    Recovery,
+    StoreMarks,
+    StoreServer,
+    SubjectHeal,
+    Takeover,
+)
+from slotwise.streams.runtime.retry import Classifier, GiveUp, RetryPolicy
 from slotwise.streams.runtime.scheduling import KeyedScheduler
 from slotwise.streams.runtime.watch import LagGauge, StuckEvents, watch_broker
 from slotwise.topics import tracing
@@ -47,14 +53,13 @@ from slotwise.topics.exceptions import RecordError
 from slotwise.topics.outbound import Outbound
 from slotwise.topics.records import CandidateFact, Command, Observation, Record
 
-__all__ = ["ProbingPublisher", "StoreServer", "SubjectHeal", "Worker", "WorkerConfig"]
+__all__ = ["RecordProcessor", "Worker", "WorkerConfig"]
 
 log = logging.getLogger(__name__)
 
 # Under the broker's and the producer's ~1 MB message limit, or the dead letter
 # itself could never be published and every commit would stall behind it.
 _DEADLETTER_VALUE_BYTES = 512 * 1024
-_MARK_ATTEMPTS = 8
 
 
 class RecordProcessor(Protocol):
@@ -65,25 +70,6 @@ class RecordProcessor(Protocol):
     async def on_candidate(self, candidate: CandidateFact) -> tuple[Outbound, ...]: ...
 
     async def on_command(self, command: Command) -> tuple[Outbound, ...]: ...
-
-
-class ProbingPublisher(Publisher, Protocol):
-    """The publisher also answers the broker probe (``watch.watch_broker``)."""
-
-    def probe(self, topic: str, timeout_s: float) -> object: ...
-
-
-# Puts a subject's vector rows back in line with the store before a healing replay of
-# its events decides anything (streams/runtime/index_heal.py).
-SubjectHeal = Callable[[str], Awaitable[object]]
-
-
-class StoreServer(Protocol):
-    """The Redis server the store reaches (``sinks.redis_identity.ServerIdentity``)."""
-
-    generation: int
-
-    def accept(self) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,12 +88,12 @@ class Worker:
         catalogue: Catalogue,
         write_path: RecordProcessor,
         *,
-        consumer: Consumer,
+        consumer: WorkerConsumer,
         publisher: ProbingPublisher,
         sinks: Mapping[str, Sink],
         classify: Classifier,
         health: Health,
-        marks: CommitMarks | None = None,
+        marks: StoreMarks | None = None,
         server: StoreServer | None = None,
         heal: SubjectHeal | None = None,
     ) -> None:
@@ -119,18 +105,16 @@ class Worker:
         self._health = health
         self._scheduler = KeyedScheduler()
         self._retry = RetryPolicy(classify, health)
+        self._recovery = Recovery(catalogue.candidates, marks=marks, server=server, heal=heal)
         self._checkpoint = Checkpoint(
             publisher,
             sinks,
             health,
+            self._recovery,
             group_metadata=lambda: self._group_metadata,
             interval_s=config.commit_interval_s,
             marks=marks,
-            store_generation=(lambda: server.generation) if server is not None else lambda: 0,
         )
-        self._marks = marks
-        self._server = server
-        self._heal = heal
         self._stuck = StuckEvents()
         self._lag = LagGauge()
         self._pauses = Pauses()  # changed on the poll thread only
@@ -148,8 +132,7 @@ class Worker:
     async def run(self, stop: asyncio.Event) -> None:
         """Consume until ``stop`` is set, then drain, commit and close."""
         self._loop = asyncio.get_running_loop()
-        if self._server is not None:
-            self._server.accept()  # applies go to this server only (sinks/redis/identity.py)
+        self._recovery.start(self._loop)
         await self._checkpoint.start()
         await self._on_poll_thread(self._subscribe)
         self._health.started()
@@ -163,7 +146,7 @@ class Worker:
         )
         try:
             while not stop.is_set() and not committer.done():
-                if self._checkpoint.rewind_due:
+                if self._recovery.rewind_due:
                     await self._rewind()
                 messages = await self._on_poll_thread(self._poll, self._wants_pause())
                 for message in messages:
@@ -185,7 +168,7 @@ class Worker:
             on_lost=self._on_lost,
         )
 
-    def _poll(self, pause: bool) -> list[Message]:
+    def _poll(self, pause: bool) -> Sequence[Fetched]:
         """Pause or resume, fetch once, and read what the commits need; rebalance
         callbacks run inside the fetch."""
         self._seek_redelivered()
@@ -251,7 +234,7 @@ class Worker:
 
     # ------------------------------------------------------------ dispatching
 
-    def _dispatch(self, message: Message) -> None:
+    def _dispatch(self, message: Fetched) -> None:
         error = message.error()
         if error is not None:
             if error.fatal() or error.code() == KafkaError._FATAL:
@@ -296,7 +279,7 @@ class Worker:
         clock.event_time(record.issued_at if isinstance(record, Command) else consumed.timestamp)
         with tracing.record_span(f"slotwise {type(record).__name__}", consumed.headers):
             result = await self._retry.run(
-                lambda: self._handle(ledger, consumed.offset, record),
+                lambda: self._handle(consumed.tp, consumed.offset, record),
                 where=f"{consumed.topic}[{consumed.partition}]@{consumed.offset}",
                 kind=type(record).__name__,
                 # A turn extracted means the model provider answers (retry.py).
@@ -309,21 +292,10 @@ class Worker:
             ledger.complete(consumed.offset, result)
             metrics.EVENTS_APPLIED.labels(type(record).__name__).inc()
 
-    async def _handle(
-        self, ledger: PartitionLedger, offset: int, record: Record
-    ) -> tuple[Outbound, ...]:
-        if (
-            self._heal is not None
-            and not isinstance(record, Observation)
-            and ledger.replays(offset)
-            and record.subject_id not in ledger.healed
-        ):
-            # The first event of the subject in a replay that heals the store: the
-            # index still holds what the lost events wrote.
-            await self._heal(record.subject_id)
-            ledger.healed.add(record.subject_id)
+    async def _handle(self, tp: TP, offset: int, record: Record) -> tuple[Outbound, ...]:
         if isinstance(record, Observation):
             return await self._write.on_observation(record)
+        await self._recovery.heal_before(tp, offset, record.subject_id)
         if isinstance(record, CandidateFact):
             return await self._write.on_candidate(record)
         if isinstance(record, Command):
@@ -361,123 +333,52 @@ class Worker:
 
     # ------------------------------------------------------- rebalance (poll thread)
 
-    def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+    def _on_assign(self, consumer: WorkerConsumer, partitions: list[TopicPartition]) -> None:
         try:
             self._assign(consumer, partitions)
         except Exception as exc:
             log.error("taking %s failed: %s", names(partitions), exc)
             self._assign_failed = exc
 
-    def _assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        """Take the partitions, each from an absolute offset (:meth:`_starts`)."""
+    def _assign(self, consumer: WorkerConsumer, partitions: list[TopicPartition]) -> None:
+        """Take the partitions, each from the absolute offset the recovery gives."""
         if not partitions:
             return
         log.info("assigned %s", names(partitions))
-        quiet_below, starts = self._starts(consumer, partitions)
-        self._on_loop(self._take_partitions(set(starts), quiet_below, starts))
-        consumer.incremental_assign([TopicPartition(t, p, o) for (t, p), o in starts.items()])
+        takeover = self._recovery.takeover(consumer, partitions)
+        self._on_loop(self._take_partitions(takeover))
+        consumer.incremental_assign(
+            [TopicPartition(t, p, o) for (t, p), o in takeover.starts.items()]
+        )
         self._pauses.assigned(consumer, partitions)
 
     async def _rewind(self) -> None:
-        """Take the partitions a change of store server dropped (``Checkpoint.rewinding``)
+        """Take the partitions a change of store server handed back (``recovery.py``)
         again, as a rebalance would: their in-flight events cancelled, the consumer back
         at each one's last commit, or at the store's mark where that is lower."""
-        again = set(self._checkpoint.rewinding)
+        again = self._recovery.rewinding
         keys = [k for k in self._scheduler.keys() if isinstance(k, tuple) and k[:2] in again]
         await self._scheduler.cancel(keys)
-        if self._server is not None:
-            self._server.accept()  # nothing of the old server's time still runs
-        self._checkpoint.rewound()
+        self._recovery.rewound()
         if again:
-            quiet_below, starts = await self._on_poll_thread(self._seek_back, again)
-            self._checkpoint.take(again, quiet_below=quiet_below, starts=starts)
+            takeover = await self._on_poll_thread(self._seek_back, again)
+            await self._take_partitions(takeover)
 
-    def _seek_back(self, partitions: set[TP]) -> tuple[dict[TP, int], dict[TP, int]]:
-        """Seek ``partitions`` to their last commit (or the store's lower mark): the
-        offsets below which a replayed event publishes nothing, and the starts."""
+    def _seek_back(self, partitions: set[TP]) -> Takeover:
+        """Seek ``partitions`` to their last commit (or the store's lower mark)."""
         wanted = [TopicPartition(t, p) for t, p in sorted(partitions)]
-        quiet_below, starts = self._starts(self._consumer, wanted, replaced=True)
-        for (topic, partition), start in starts.items():
+        takeover = self._recovery.takeover(self._consumer, wanted, replaced=True)
+        for (topic, partition), start in takeover.starts.items():
             self._consumer.seek(TopicPartition(topic, partition, start))
         log.warning("replaying %s from their last commit", names(wanted))
-        return quiet_below, starts
+        return takeover
 
-    def _starts(
-        self, consumer: Consumer, partitions: list[TopicPartition], *, replaced: bool = False
-    ) -> tuple[dict[TP, int], dict[TP, int]]:
-        """Where each partition is consumed from (``streams/runtime/positions.py``): its last
-        commit, or the store's mark where that is lower; and, for those, the committed
-        offset below which a replayed event publishes nothing. ``replaced``: the store's
-        server changed under this worker (:meth:`_rewind`)."""
-        committed = committed_offsets(consumer, partitions)
-        behind = self._behind(consumer, committed, replaced=replaced)
-        starts = start_offsets(consumer, committed)
-        starts.update({tp: mark for tp, (mark, _) in behind.items()})
-        return {tp: c for tp, (_, c) in behind.items()}, starts
-
-    def _behind(
-        self, consumer: Consumer, committed: Mapping[TP, int], *, replaced: bool
-    ) -> dict[TP, tuple[int, int]]:
-        """Candidates partitions whose store lacks committed events: (its mark, committed).
-
-        Those events are replayed from the mark: the ones whose apply survived re-emit
-        their stored outputs, the lost ones are decided again (the clock is the log), and
-        nothing below the committed offset is published twice (``PartitionLedger``).
-
-        A partition with no mark is new to the store (a new deployment, one from before
-        the marks, a store rebuilt from the facts topic), unless the store holds marks of
-        the group's other partitions or its server was ``replaced`` under this worker
-        (which recorded a mark for every partition it took): then the partition's first
-        mark was lost with the writes after it, and it is replayed from its log's start.
-        """
-        candidates = {
-            tp: offset for tp, offset in committed.items() if tp[0] == self._catalogue.candidates
-        }
-        if self._marks is None or self._loop is None or not candidates:
-            return {}
-        marks, known = self._read_marks(set(candidates))
-        lost = [tp for tp, o in candidates.items() if tp not in marks and o > 0]
-        firsts: dict[TP, int] = {}
-        if lost and (known or replaced):
-            # start_offsets gives a partition without a commit its log's first offset.
-            starts = start_offsets(consumer, dict.fromkeys(lost, -1))
-            firsts = {tp: first for tp, first in starts.items() if first < candidates[tp]}
-            marks.update(firsts)
-        if firsts:
-            log.warning(
-                "the store lacks the commit marks of %s though it %s: their first marks "
-                "were lost with the writes after them; replaying from the log's start",
-                names([TopicPartition(*tp) for tp in sorted(firsts)]),
-                "had its server replaced" if replaced else "holds the group's other marks",
-            )  # fmt: skip
-        behind: dict[TP, tuple[int, int]] = {}
-        baseline: dict[TP, int] = {}
-        for tp, offset in candidates.items():
-            mark = marks.get(tp)
-            if mark is None:
-                # The first time this store sees the partition: it is taken to hold what
-                # was committed so far.
-                baseline[tp] = max(offset, 0)
-            elif mark < offset:
-                behind[tp] = (mark, offset)
-                metrics.REPLAYED.labels(tp[0], str(tp[1])).inc(offset - mark)
-                log.warning(
-                    "the store is behind the committed log on %s[%d]: it holds offsets up "
-                    "to %d, %d were committed; replaying %d events",
-                    tp[0], tp[1], mark, offset, offset - mark,
-                )  # fmt: skip
-        if baseline:
-            assert self._loop is not None
-            recorded = self._marks.record(baseline)
-            asyncio.run_coroutine_threadsafe(recorded, self._loop).result()
-        return behind
-
-    def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+    def _on_revoke(self, consumer: WorkerConsumer, partitions: list[TopicPartition]) -> None:
         if partitions:
             log.info("revoked %s", names(partitions))
         self._on_loop(self._release_partitions(keys(partitions)))
 
-    def _on_lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+    def _on_lost(self, consumer: WorkerConsumer, partitions: list[TopicPartition]) -> None:
         if partitions:
             log.warning("lost %s", names(partitions))
         self._on_loop(self._release_partitions(keys(partitions)))
@@ -496,30 +397,10 @@ class Worker:
         except Exception:
             log.exception("changing partition ownership failed")
 
-    def _read_marks(self, partitions: set[TP]) -> tuple[dict[TP, int], bool]:
-        """The store's marks, and whether it holds any of the group's: an outage is waited
-        out, as without them a partition cannot be known to be whole (one past the budget
-        fails the assignment loudly)."""
-        marks = self._marks
-        assert marks is not None and self._loop is not None
-
-        async def read() -> tuple[dict[TP, int], bool]:
-            return await marks.read(partitions), await marks.known()
-
-        for attempt in range(1, _MARK_ATTEMPTS + 1):
-            try:
-                return asyncio.run_coroutine_threadsafe(read(), self._loop).result()
-            except StoreUnavailable as exc:
-                if attempt == _MARK_ATTEMPTS:
-                    raise
-                log.warning("reading the store's commit marks failed (%s); retrying", exc)
-                time.sleep(backoff(attempt))
-        return {}, False
-
-    async def _take_partitions(
-        self, new: set[TP], quiet_below: Mapping[TP, int], starts: Mapping[TP, int]
-    ) -> None:
-        self._checkpoint.take(new, quiet_below=quiet_below, starts=starts)
+    async def _take_partitions(self, takeover: Takeover) -> None:
+        taken = set(takeover.starts)
+        self._recovery.take(taken, takeover.quiet_below)
+        self._checkpoint.take(taken, quiet_below=takeover.quiet_below, starts=takeover.starts)
 
     async def _release_partitions(self, gone: set[TP]) -> None:
         """Cancel the departing partitions' events, then drop them from the checkpoint:
@@ -530,6 +411,7 @@ class Worker:
         keys = [k for k in self._scheduler.keys() if isinstance(k, tuple) and k[:2] in gone]
         await self._scheduler.cancel(keys)
         await self._checkpoint.release(gone)
+        self._recovery.release(gone)
 
 
 _EXPECT: dict[bool, tuple[type[Any], ...]] = {

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 
@@ -36,9 +37,10 @@ from slotwise.streams.runtime.gc_policy import settle_heap
 from slotwise.streams.runtime.health import Health, HealthServer
 from slotwise.streams.runtime.index_heal import IndexHeal
 from slotwise.streams.runtime.metrics import EXTRACT_GATE
+from slotwise.streams.runtime.ports import WorkerClients
 from slotwise.streams.runtime.worker import Worker, WorkerConfig
 from slotwise.streams.wiring.background import open_background
-from slotwise.streams.wiring.kafka_clients import worker_consumer, worker_publisher
+from slotwise.streams.wiring.kafka_clients import kafka_clients
 from slotwise.streams.wiring.timed import TimedMatcher, TimedSearch
 from slotwise.streams.write.path import WritePath
 from slotwise.topics.catalogue import Catalogue
@@ -176,7 +178,11 @@ def commit_sinks(settings: Settings, services: Services) -> dict[str, Sink]:
 
 
 async def run_worker(
-    settings: Settings, stop: asyncio.Event, *, instance: str | None = None
+    settings: Settings,
+    stop: asyncio.Event,
+    *,
+    instance: str | None = None,
+    clients: Callable[[Settings], WorkerClients] = kafka_clients,
 ) -> None:
     health = Health()
     server = HealthServer(health, settings.metrics_port, settings.metrics_host)
@@ -193,12 +199,13 @@ async def run_worker(
                 max_text_bytes=settings.max_text_bytes,
                 shutdown_timeout_s=settings.shutdown_timeout_s,
             )
+            kafka = clients(settings)
             worker = Worker(
                 config,
                 services.catalogue,
                 services.write_path,
-                consumer=worker_consumer(settings, replica if settings.static_membership else None),
-                publisher=worker_publisher(settings, settings.transactional_id or replica),
+                consumer=kafka.consumer(replica if settings.static_membership else None),
+                publisher=kafka.publisher(settings.transactional_id or replica),
                 sinks=commit_sinks(settings, services),
                 classify=classify,
                 health=health,

@@ -6,14 +6,24 @@ is added here is what the exactly-once loop needs of them.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from confluent_kafka import Consumer
 
 from slotwise.sinks.kafka.publisher import TransactionalPublisher
 from slotwise.streams.config import KafkaSettings, Settings
+from slotwise.streams.runtime.ports import WorkerClients
 
-__all__ = ["worker_consumer", "worker_publisher"]
+__all__ = ["kafka_clients", "worker_consumer", "worker_publisher"]
+
+
+def kafka_clients(settings: Settings) -> WorkerClients:
+    """The worker's clients on the brokers of ``settings`` (tests hand the worker the
+    in-memory ones of ``streams/runtime/testing.py`` instead)."""
+    return WorkerClients(
+        consumer=partial(worker_consumer, settings), publisher=partial(worker_publisher, settings)
+    )
 
 
 def worker_consumer(settings: Settings, group_instance_id: str | None = None) -> Consumer:

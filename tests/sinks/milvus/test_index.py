@@ -391,6 +391,31 @@ def test_a_ranking_is_the_same_before_and_after_the_rows_are_written(
     assert "f0" in {f for f, _ in written} and "f0" not in {f for f, _ in replaced}
 
 
+def test_a_tie_at_the_limit_is_cut_by_fact_id_wherever_milvus_keeps_the_rows(
+    milvus_uri: str, prefix: str
+) -> None:
+    """Milvus cuts a tie at the limit by the rows' place in its segments, and a row
+    written again (as an index heal rewrites one) moves: the search must not."""
+    sid = f"user-{uuid.uuid4()}"
+    tied = [row(f"t{i}", sid, "Ran a marathon last year.") for i in range(3)]
+
+    async def scenario(index: MilvusIndex) -> tuple[list[tuple[str, float]], ...]:
+        index.add([row("near", sid, "Ran a marathon in Paris last year."), *tied])
+        await index.flush()
+        first = await index.nearest(sid, "Ran a marathon in Paris last year.", k=2, floor=-1.0)
+        index.add([row("t0", sid, "Ran a marathon last year.")])  # the same row, written again
+        await index.flush()
+        again = await index.nearest(sid, "Ran a marathon in Paris last year.", k=2, floor=-1.0)
+        return first, again
+
+    # Every write sealed in a segment, so the row written again lies after the others.
+    first, again = run(
+        index_of(milvus_uri, prefix, flush_every=1, min_flush_interval_s=0), scenario
+    )
+    assert [f for f, _ in first] == ["near", "t0"]
+    assert again == first
+
+
 def test_a_written_row_stays_in_every_search_while_milvus_flushes(
     milvus_uri: str, prefix: str
 ) -> None:

@@ -1,4 +1,5 @@
-"""The checkpoint releases the ledgers, flushes the sinks, then commits; a failed flush aborts."""
+"""The checkpoint releases the ledgers, flushes the sinks, then commits; a failed flush aborts;
+a store gone back refuses the commit and hands the partitions to the recovery."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import pytest
 from confluent_kafka import TopicPartition
 
 from slotwise.streams.runtime.checkpoint import Checkpoint
-from slotwise.streams.runtime.errors import StoreReplaced
 from slotwise.streams.runtime.health import Health
+from slotwise.streams.runtime.recovery import Recovery
 from slotwise.topics.outbound import Outbound
 
 TP0, TP1 = ("cands", 0), ("cands", 1)
@@ -69,16 +70,31 @@ def checkpoint(
     health: Health | None = None,
     *,
     marks: RecordedMarks | None = None,
-    generation: Callable[[], int] = lambda: 0,
+    recovery: Recovery | None = None,
 ) -> Checkpoint:
     return Checkpoint(
         FakePublisher(log),
         {"milvus": sink},
         health or Health(),
+        recovery or Recovery("cands"),
         group_metadata=lambda: None,
         marks=marks,
-        store_generation=generation,
     )
+
+
+@dataclass
+class Server:
+    """The store's server identity: a failover moves its generation on."""
+
+    generation: int = 0
+    accepted: int = 0
+
+    def accept(self) -> None:
+        self.accepted = self.generation
+
+
+def watching(server: Server) -> Recovery:
+    return Recovery("cands", server=server)
 
 
 def test_finished_prefixes_commit_after_the_sinks_flush() -> None:
@@ -145,22 +161,23 @@ def test_a_released_partition_leaves_every_later_commit() -> None:
 
 def test_a_change_of_store_server_refuses_the_commit_and_hands_every_partition_back() -> None:
     log = Recorder()
-    generation = [0]
-    point = checkpoint(log, FlakySink(log), generation=lambda: generation[0])
+    server = Server()
+    recovery = watching(server)
+    point = checkpoint(log, FlakySink(log), recovery=recovery)
 
     async def scenario() -> None:
         point.take({TP0, TP1})
         for tp, value in ((TP0, "a"), (TP1, "b")):
             point.ledgers[tp].track(0)
             point.ledgers[tp].complete(0, (message(value),))
-        generation[0] = 1  # a failover: the applies of "a" and "b" may be gone
-        with pytest.raises(StoreReplaced):
-            await point.commit()
-        assert point.rewinding == {TP0, TP1}
+        server.generation = 1  # a failover: the applies of "a" and "b" may be gone
+        assert not await point.commit()
+        assert recovery.rewinding == {TP0, TP1}
         assert point.ledgers == {}
-        await point.commit()  # nothing left to commit: the events replay
+        assert await point.commit()  # nothing left to commit: the events replay
         point.take({TP0, TP1})
-        assert point.rewinding == set()
+        recovery.take({TP0, TP1}, {})
+        assert recovery.rewinding == set()
         point.ledgers[TP0].track(0)
         point.ledgers[TP0].complete(0, (message("a"),))
         await point.commit()  # the same server since the change: it commits
@@ -171,11 +188,13 @@ def test_a_change_of_store_server_refuses_the_commit_and_hands_every_partition_b
 
 def test_a_rewound_partition_heals_up_to_where_it_had_been_taken() -> None:
     log = Recorder()
-    generation = [0]
-    point = checkpoint(log, FlakySink(log), generation=lambda: generation[0])
+    server = Server()
+    recovery = watching(server)
+    point = checkpoint(log, FlakySink(log), recovery=recovery)
 
     async def scenario() -> None:
         point.take({TP0, TP1})
+        recovery.take({TP0, TP1}, {})
         for offset in (0, 1, 2):
             point.ledgers[TP0].track(offset)
             point.ledgers[TP0].complete(offset, (message(str(offset)),))
@@ -183,19 +202,19 @@ def test_a_rewound_partition_heals_up_to_where_it_had_been_taken() -> None:
         for offset in (3, 4):
             point.ledgers[TP0].track(offset)
         point.ledgers[TP0].complete(3, (message("3"),))
-        generation[0] = 1  # 3 applied, 4 running: either may be lost with the server
-        with pytest.raises(StoreReplaced):
-            await point.commit()
+        server.generation = 1  # 3 applied, 4 running: either may be lost with the server
+        assert not await point.commit()
         point.take({TP0, TP1})
+        recovery.take({TP0, TP1}, {})
         ledger = point.ledgers[TP0]
-        assert [ledger.replays(o) for o in (3, 4, 5)] == [True, True, False]
-        assert not point.ledgers[TP1].replays(0)  # nothing of it ran on the first server
-        generation[0] = 2  # again, in the middle of the replay: the bound holds
+        assert [recovery.replays(TP0, o) for o in (3, 4, 5)] == [True, True, False]
+        assert not recovery.replays(TP1, 0)  # nothing of it ran on the first server
+        server.generation = 2  # again, in the middle of the replay: the bound holds
         ledger.track(3)
-        with pytest.raises(StoreReplaced):
-            await point.commit()
+        assert not await point.commit()
         point.take({TP0})
-        assert point.ledgers[TP0].replays(4) and not point.ledgers[TP0].replays(5)
+        recovery.take({TP0}, {})
+        assert recovery.replays(TP0, 4) and not recovery.replays(TP0, 5)
 
     asyncio.run(scenario())
 
@@ -204,36 +223,38 @@ def test_a_change_of_store_server_is_due_even_with_no_partition_owned() -> None:
     """A standby replica must still accept the new server, or the partitions it takes
     later would be fenced from every apply."""
     log = Recorder()
-    generation = [0]
-    point = checkpoint(log, FlakySink(log), generation=lambda: generation[0])
+    server = Server()
+    recovery = watching(server)
+    point = checkpoint(log, FlakySink(log), recovery=recovery)
 
     async def scenario() -> None:
-        await point.commit()
-        assert not point.rewind_due
-        generation[0] = 1
-        with pytest.raises(StoreReplaced):
-            await point.commit()
-        assert point.rewind_due and point.rewinding == set()
-        point.rewound()
-        assert not point.rewind_due
-        await point.commit()  # the same server since: nothing to refuse
+        assert await point.commit()
+        assert not recovery.rewind_due
+        server.generation = 1
+        assert not await point.commit()
+        assert recovery.rewind_due and recovery.rewinding == set()
+        recovery.rewound()
+        assert not recovery.rewind_due
+        assert await point.commit()  # the same server since: nothing to refuse
 
     asyncio.run(scenario())
+    assert server.accepted == 1
 
 
 def test_an_idle_checkpoint_probes_the_store_and_sees_it_changed() -> None:
     """No traffic, so no connection would notice a restarted Redis: the probe does."""
     log = Recorder()
-    generation = [0]
-    marks = RecordedMarks(on_probe=lambda: generation.__setitem__(0, 1))
-    point = checkpoint(log, FlakySink(log), marks=marks, generation=lambda: generation[0])
+    server = Server()
+    recovery = watching(server)
+    marks = RecordedMarks(on_probe=lambda: setattr(server, "generation", 1))
+    point = checkpoint(log, FlakySink(log), marks=marks, recovery=recovery)
 
     async def scenario() -> None:
         point.take({TP0})
-        with pytest.raises(StoreReplaced):
-            await point.commit()  # nothing to commit; the probe reconnects to a new server
-        assert point.rewinding == {TP0}
-        await point.commit()  # within the second: no second probe
+        # Nothing to commit; the probe reconnects to a new server.
+        assert not await point.commit()
+        assert recovery.rewinding == {TP0}
+        assert await point.commit()  # within the second: no second probe
 
     asyncio.run(scenario())
     assert marks.probes == 1
@@ -265,7 +286,8 @@ def test_a_replay_below_the_earlier_commit_moves_the_mark_but_not_the_group_offs
 def test_marks_gone_back_refuse_the_commit_and_hand_every_partition_back() -> None:
     log = Recorder()
     marks = RecordedMarks()
-    point = checkpoint(log, FlakySink(log), marks=marks)
+    recovery = Recovery("cands")
+    point = checkpoint(log, FlakySink(log), marks=marks, recovery=recovery)
 
     async def scenario() -> None:
         point.take({TP0, TP1})
@@ -275,13 +297,12 @@ def test_marks_gone_back_refuse_the_commit_and_hand_every_partition_back() -> No
         point.ledgers[TP0].track(1)
         point.ledgers[TP0].complete(1, (message("b"),))
         marks.behind = {TP0}  # the store restarted short of the first commit's mark
-        with pytest.raises(StoreReplaced):
-            await point.commit()
+        assert not await point.commit()
 
     asyncio.run(scenario())
     assert marks.last == [{}, {TP0: 1}]  # the second record compared with the first
     assert log.commits == [([b"a"], {TP0: 1})]
-    assert point.rewinding == {TP0, TP1}
+    assert recovery.rewinding == {TP0, TP1}
 
 
 @dataclass

@@ -67,19 +67,3 @@ def test_replayed_events_below_the_committed_offset_publish_nothing() -> None:
     assert release is not None
     assert [m.value for m in release.messages] == [b"12"]
     assert release.next_offset == 13
-
-
-def test_only_an_event_below_the_committed_offset_is_a_healing_replay() -> None:
-    ledger = PartitionLedger(quiet_below=12)
-    assert ledger.replays(11)
-    assert not ledger.replays(12)
-    assert not PartitionLedger().replays(0)  # a fresh assignment replays nothing
-
-
-def test_events_taken_before_a_change_of_server_are_healing_replays() -> None:
-    ledger = PartitionLedger(quiet_below=12, heal_below=15)
-    assert ledger.replays(14) and not ledger.replays(15)
-    assert ledger.heal_below == 15
-    for offset in (12, 13, 14, 15, 16):
-        ledger.track(offset)
-    assert ledger.heal_below == 17  # where the next change of server would heal up to

@@ -47,6 +47,7 @@ from slotwise.sinks.milvus.collections import (
     of_subject,
     subject_collections,
 )
+from slotwise.sinks.milvus.engine import hit_fact_id
 
 __all__ = ["MilvusErasure"]
 
@@ -229,7 +230,7 @@ class MilvusErasure:
                         timeout=self._timeout_s,
                     ),
                 )
-                hits += [(str(h["fact_id"]), str(h["entity"]["text"])) for q in result for h in q]
+                hits += [(hit_fact_id(h), str(h["entity"]["text"])) for q in result for h in q]
             found[name] = hits
         return found
 

@@ -37,7 +37,7 @@ every ``min_flush_interval_s``: a flush costs Milvus Lite 100-400 ms of CPU
 whatever its size, so at a thousand rows a second a flush per 250 rows spent
 more CPU than the worker itself (3.3 ms per row against 0.3 ms unflushed,
 measured in docs/performance.md), while a flush a second bounds the memtable
-to one second of writes.
+to one second of writes. A Milvus server gets no cadence flush (sinks/milvus/engine.py).
 
 Every search filters on ``subject_id`` (the partition key) and then drops any
 hit of another subject anyway, counting it: a subject must never see another
@@ -85,6 +85,7 @@ from slotwise.sinks.milvus.collections import (
     subject_collections,
 )
 from slotwise.sinks.milvus.embed_batch import EmbeddingBatch
+from slotwise.sinks.milvus.engine import engine_traits, hit_fact_id, read_category, write_rows
 from slotwise.sinks.milvus.shadow import DualWrite, Shadow
 
 __all__ = ["FOREIGN_RESULTS", "GRPC_OPTIONS", "MilvusIndex"]
@@ -277,7 +278,7 @@ class MilvusIndex:
             if entity.get("subject_id") != subject_id:
                 FOREIGN_RESULTS.inc()
             else:
-                rows.setdefault(str(hit["fact_id"]), entity["vector"])
+                rows.setdefault(hit_fact_id(hit), entity["vector"])
         scored = [(fact_id, _cosine(query, vector)) for fact_id, vector in rows.items()]
         found = sorted((h for h in scored if h[1] >= floor), key=lambda h: (-h[1], h[0]))
         return found[:k]
@@ -526,8 +527,10 @@ class MilvusIndex:
                 }
                 for r, vector in batch
             ]
-            client.upsert(collection, data, timeout=self._timeout_s)
-            if not cadence:
+            write_rows(client, collection, data, timeout_s=self._timeout_s)
+            # A server searches its growing segments and seals them itself; a flush
+            # there is a synchronous seal-and-persist that only slows the writer.
+            if not cadence or not engine_traits(client).lite:
                 continue
             self._unflushed += len(batch)
             now = self._monotonic()
@@ -632,7 +635,7 @@ class MilvusIndex:
             return []
         # Copy, make it durable, and only then delete: a crash in between
         # leaves the row in both tiers, never in neither.
-        client.upsert(target, [dict(r) for r in rows], timeout=self._timeout_s)
+        write_rows(client, target, rows, timeout_s=self._timeout_s)
         client.flush(target, timeout=self._timeout_s)
         moved = _filter(subject_id, [str(r["fact_id"]) for r in rows])
         client.delete(source, filter=moved, timeout=self._timeout_s)
@@ -642,7 +645,7 @@ class MilvusIndex:
                 fact_id=str(r["fact_id"]),
                 subject_id=str(r["subject_id"]),
                 text=str(r["text"]),
-                category=r.get("category"),
+                category=read_category(r),
             )
             for r in rows
         ]

@@ -12,8 +12,11 @@ Which engine answers is read from the server itself (``Milvus.engine``), so
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import sys
+import time
 from pathlib import Path
 from typing import Literal
 
@@ -60,6 +63,30 @@ class MilvusServer(Milvus):
             *extra,
         ]
 
+    def stop(self, grace_s: float) -> bool:
+        # The launcher exits at once on SIGTERM; the binary it started (same process
+        # group) shuts down for seconds after. Wait for the group, then kill what is left.
+        group = self.our_pid()
+        if not super().stop(grace_s):
+            return False
+        if group is not None and _group_alive(group):
+            os.killpg(group, signal.SIGTERM)  # the binary's own turn
+        deadline = time.monotonic() + grace_s
+        while group is not None and _group_alive(group):
+            if time.monotonic() > deadline:
+                os.killpg(group, signal.SIGKILL)
+                deadline = time.monotonic() + grace_s
+            time.sleep(0.2)
+        return True
+
 
 def milvus_service(engine: MilvusEngine, address: _Address, data_dir: Path, uri: str) -> Milvus:
     return (MilvusServer if engine == "server" else Milvus)(address, data_dir, uri)
+
+
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True

@@ -28,6 +28,7 @@ from pymilvus import DataType, MilvusClient
 from slotwise.loadtest.results import percentile
 from slotwise.processors.drift_adapter import unit_rows
 from slotwise.sinks.milvus.collections import GRPC_OPTIONS, READ_CONSISTENCY, of_subject
+from slotwise.sinks.milvus.engine import hit_fact_id
 from slotwise.streams.config import Settings
 
 __all__ = ["Checkpoint", "main", "measure"]
@@ -160,7 +161,7 @@ def _searched(
         millis.append((time.perf_counter() - started) * 1000)
         rows = np.arange(subject, len(written), subjects)
         exact = {str(r) for r in rows[np.argsort(-(written[rows] @ query))[:k]]}
-        got = {str(hit["fact_id"]) for hit in result[0]}
+        got = {hit_fact_id(hit) for hit in result[0]}
         hits += len(exact & got)
         wanted += len(exact)
         empty += not got

@@ -130,6 +130,9 @@ class MilvusSettings(BaseSettings):
 
     milvus_uri: str = "http://127.0.0.1:19530"
     milvus_token: SecretStr | None = None
+    # What `slotwise stack up` starts when nothing answers at milvus_uri and no --milvus
+    # flag is given: "lite" (Milvus Lite) or "server" (PyPI's milvus standalone server)
+    stack_milvus: Literal["lite", "server"] = "lite"
     milvus_alias: str = "facts_current"
     milvus_collection_prefix: str = "facts"
     milvus_flush_every: int = Field(250, ge=1)

@@ -26,6 +26,27 @@ from slotwise.topics.catalogue import Catalogue
 
 TEST_PARTITIONS = 3
 
+# Run again against a Milvus server by `pytest -m milvus_server` (deploy/local/README.md):
+# the Milvus writes, searches, tiers, erasure, the alias-swapping migration, the rebuild
+# and the worker-kill test. The session then refuses a Milvus Lite.
+MILVUS_SERVER_SUITE = (
+    "tests/sinks/milvus/",
+    "tests/streams/migration/test_dual_index.py",
+    "tests/e2e/test_write_path.py",
+    "tests/e2e/test_erasure.py",
+    "tests/e2e/test_rebuild.py",
+    "tests/e2e/test_dual_index_steps.py",
+    "tests/e2e/test_crash.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    root = config.rootpath
+    for item in items:
+        where = item.path.relative_to(root).as_posix() if item.path.is_relative_to(root) else ""
+        if where.startswith(MILVUS_SERVER_SUITE):
+            item.add_marker(pytest.mark.milvus_server)
+
 
 class ProducerFactory(Protocol):
     def __call__(self, config: Mapping[str, Any] | None = None) -> Producer: ...
@@ -38,13 +59,20 @@ class ConsumerFactory(Protocol):
 
 
 @pytest.fixture(scope="session")
-def stack() -> Settings:
+def stack(pytestconfig: pytest.Config) -> Settings:
     """The settings of a running local stack (started here if nothing answers)."""
     settings = Settings()
     try:
-        Stack(settings).up()
+        milvus = next(c for c in Stack(settings).up() if c.status.name == "milvus")
     except StackError as exc:
         pytest.fail(f"the local stack did not come up: {exc}", pytrace=False)
+    engine = milvus.status.engine or ""
+    if "milvus_server" in pytestconfig.option.markexpr and not engine.startswith("server"):
+        pytest.fail(
+            f"-m milvus_server needs a Milvus server at {settings.milvus_uri}, and {engine} "
+            "answers there: slotwise stack up --milvus server, with SLOTWISE_MILVUS_URI at it",
+            pytrace=False,
+        )
     return settings
 
 

@@ -41,6 +41,7 @@ from slotwise.sinks.milvus.collections import (
     of_subject,
     subject_collections,
 )
+from slotwise.sinks.milvus.engine import hit_fact_id
 
 __all__ = ["MilvusErasure"]
 
@@ -172,7 +173,7 @@ class MilvusErasure:
                     where=of_subject(subject_id),
                     output_fields=["fact_id", "text"],
                 )
-                hits += [(str(h["fact_id"]), str(h["entity"]["text"])) for q in result for h in q]
+                hits += [(hit_fact_id(h), str(h["entity"]["text"])) for q in result for h in q]
             found[name] = hits
         return found
 

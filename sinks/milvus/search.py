@@ -22,6 +22,7 @@ from prometheus_client import Counter
 from slotwise.sinks.milvus.client import MilvusLink
 from slotwise.sinks.milvus.collections import among, of_subject
 from slotwise.sinks.milvus.embed_batch import EmbeddingBatch
+from slotwise.sinks.milvus.engine import hit_fact_id
 from slotwise.sinks.milvus.space import IndexSpace
 from slotwise.sinks.milvus.writes import RowBuffer
 
@@ -94,7 +95,7 @@ class SubjectSearch:
             if entity.get("subject_id") != subject_id:
                 FOREIGN_RESULTS.inc()
             else:
-                rows.setdefault(str(hit["fact_id"]), entity["vector"])
+                rows.setdefault(hit_fact_id(hit), entity["vector"])
         scored = [(fact_id, _cosine(query, vector)) for fact_id, vector in rows.items()]
         found = sorted((h for h in scored if h[1] >= floor), key=lambda h: (-h[1], h[0]))
         return found[:k]

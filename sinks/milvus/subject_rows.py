@@ -20,6 +20,7 @@ from collections.abc import Collection, Sequence
 from slotwise.processors.model import VectorRow
 from slotwise.sinks.milvus.client import MilvusLink
 from slotwise.sinks.milvus.collections import FIELDS, among, of_subject, subject_collections
+from slotwise.sinks.milvus.engine import read_category, write_rows
 from slotwise.sinks.milvus.space import IndexSpace
 from slotwise.sinks.milvus.writes import RowBuffer
 
@@ -127,7 +128,7 @@ class SubjectRows:
             return []
         # Copy, make it durable, and only then delete: a crash in between
         # leaves the row in both tiers, never in neither.
-        client.upsert(target, [dict(r) for r in rows], timeout=timeout)
+        write_rows(client, target, rows, timeout_s=timeout)
         client.flush(target, timeout=timeout)
         moved = _filter(subject_id, [str(r["fact_id"]) for r in rows])
         client.delete(source, filter=moved, timeout=timeout)
@@ -137,7 +138,7 @@ class SubjectRows:
                 fact_id=str(r["fact_id"]),
                 subject_id=str(r["subject_id"]),
                 text=str(r["text"]),
-                category=r.get("category"),
+                category=read_category(r),
             )
             for r in rows
         ]

@@ -45,6 +45,7 @@ from slotwise.sinks.milvus.collections import (
     fit_text,
     of_subject,
 )
+from slotwise.sinks.milvus.engine import write_rows
 from slotwise.sinks.milvus.index import MilvusIndex
 from slotwise.topics.records import Fact
 
@@ -220,7 +221,7 @@ class MilvusTiers:
             ]
         client = self._link.client()
         for first in range(0, len(rows), _CHUNK):
-            client.upsert(target, rows[first : first + _CHUNK], timeout=self._timeout_s)
+            write_rows(client, target, rows[first : first + _CHUNK], timeout_s=self._timeout_s)
         doomed = [f.fact_id for f in facts if f.fact_id in elsewhere]
         if doomed:
             client.delete(source, ids=doomed, timeout=self._timeout_s)

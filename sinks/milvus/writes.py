@@ -9,7 +9,8 @@ most once every ``min_flush_interval_s``: a flush costs Milvus Lite 100-400 ms
 of CPU whatever its size, so at a thousand rows a second a flush per 250 rows
 spent more CPU than the worker itself (3.3 ms per row against 0.3 ms
 unflushed, measured in docs/performance.md), while a flush a second bounds the
-memtable to one second of writes.
+memtable to one second of writes. A Milvus server gets no cadence flush
+(``engine.py``): it searches its growing segments and seals them itself.
 
 During a dual-index migration every write also goes to the pair's other
 collection, embedded by the other model (``shadow.py``): the buffer asks its
@@ -29,6 +30,7 @@ from slotwise.processors.ports import Embedder
 from slotwise.sinks.exceptions import VectorIndexError
 from slotwise.sinks.milvus.client import MilvusLink
 from slotwise.sinks.milvus.collections import fit_text
+from slotwise.sinks.milvus.engine import engine_traits, write_rows
 from slotwise.sinks.milvus.shadow import DualWrite, Shadow
 from slotwise.sinks.milvus.space import IndexSpace
 
@@ -190,8 +192,10 @@ class RowBuffer:
                 }
                 for r, vector in batch
             ]
-            client.upsert(collection, data, timeout=timeout)
-            if not cadence:
+            write_rows(client, collection, data, timeout_s=timeout)
+            # A server searches its growing segments and seals them itself; a flush
+            # there is a synchronous seal-and-persist that only slows the writer.
+            if not cadence or not engine_traits(client).lite:
                 continue
             self._unflushed += len(batch)
             now = self._monotonic()

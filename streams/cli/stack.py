@@ -12,13 +12,20 @@ from rich.text import Text
 
 from slotwise.sinks.kafka.admin import TopicAdminError, ensure_topics
 from slotwise.streams.config import Settings
-from slotwise.streams.dev.stack import ServiceChange, ServiceStatus, Stack, StackError
+from slotwise.streams.dev.stack import (
+    MilvusEngine,
+    ServiceChange,
+    ServiceStatus,
+    Stack,
+    StackError,
+)
 from slotwise.topics.catalogue import Catalogue
 
 __all__ = ["stack_app", "topics_app"]
 
 stack_app = typer.Typer(
-    help="Run the local Kafka, Redis and Milvus Lite services.", no_args_is_help=True
+    help="Run the local Kafka, Redis and Milvus (Lite or a server) services.",
+    no_args_is_help=True,
 )
 topics_app = typer.Typer(help="Administer the catalogue's Kafka topics.", no_args_is_help=True)
 
@@ -41,15 +48,30 @@ def _fail(what: str, error: Exception) -> None:
     _err.print(Text.assemble((f"{what}: ", "bold red"), str(error)), soft_wrap=True)
 
 
-def _stack(data_dir: Path | None) -> Stack:
-    return Stack(Settings(), data_dir)
+MilvusFlag = Annotated[
+    MilvusEngine | None,
+    typer.Option(
+        "--milvus",
+        help="Which Milvus to start when none answers: lite (Milvus Lite, the default) or "
+        "server (the Milvus 2.3 standalone server from PyPI's milvus package) "
+        "[default: $SLOTWISE_STACK_MILVUS or lite].",
+        case_sensitive=False,
+    ),
+]
+
+
+def _stack(data_dir: Path | None, milvus: MilvusEngine | None = None) -> Stack:
+    return Stack(Settings(), data_dir, milvus=milvus)
 
 
 def _show(stack: Stack, rows: tuple[ServiceStatus, ...], actions: tuple[str, ...] = ()) -> None:
-    table = Table("service", "address", "pid", "health", *(("action",) if actions else ()))
+    table = Table(
+        "service", "address", "engine", "pid", "health", *(("action",) if actions else ())
+    )
     for i, s in enumerate(rows):
         health = "[green]healthy[/]" if s.healthy else "[red]down[/]"
-        table.add_row(s.name, s.address, s.owner, health, *actions[i : i + 1])
+        engine = s.engine or "-"
+        table.add_row(s.name, s.address, engine, s.owner, health, *actions[i : i + 1])
     _out.print(table)
     _out.print(f"data, pid and log files: {stack.data_dir}/<service>/", soft_wrap=True)
 
@@ -59,10 +81,10 @@ def _show_changes(stack: Stack, changes: tuple[ServiceChange, ...]) -> None:
 
 
 @stack_app.command()
-def up(data_dir: DataDir = None) -> None:
+def up(data_dir: DataDir = None, milvus: MilvusFlag = None) -> None:
     """Start what is not running (reusing whatever already answers) and wait until healthy."""
     try:
-        stack = _stack(data_dir)
+        stack = _stack(data_dir, milvus)
         _show_changes(stack, stack.up())
     except StackError as exc:
         _fail("stack up failed", exc)

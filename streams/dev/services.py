@@ -96,6 +96,8 @@ class ServiceStatus:
     """The pid of the process this data dir started, or None when it did not start it."""
     healthy: bool
     log_path: Path
+    engine: str | None = None
+    """What answers, when a service can be one of several engines (Milvus: lite or server)."""
 
     @property
     def owner(self) -> str:
@@ -198,7 +200,14 @@ class Service(ABC):
 
     def status(self) -> ServiceStatus:
         healthy = self.address.listening() and self.healthy()
-        return ServiceStatus(self.name, str(self.address), self.our_pid(), healthy, self.log_path)
+        engine = self.engine() if healthy else None
+        return ServiceStatus(
+            self.name, str(self.address), self.our_pid(), healthy, self.log_path, engine
+        )
+
+    def engine(self) -> str | None:
+        """Which engine answers, for a service that can be more than one."""
+        return None
 
     def start(self) -> int:
         if not self.address.local:
@@ -429,6 +438,26 @@ class Milvus(Service):
             return False
         finally:
             client.close()
+
+    def engine(self) -> str | None:
+        """``lite 3.2.2`` or ``server v2.3.5-lite`` (PyPI's standalone server calls itself
+        that): what the Milvus at the URI reports, whoever started it."""
+        from pymilvus import MilvusClient  # noqa: PLC0415
+        from pymilvus.exceptions import MilvusException  # noqa: PLC0415
+
+        from slotwise.sinks.milvus.engine import EngineTraits  # noqa: PLC0415
+
+        try:
+            client = MilvusClient(self.uri, timeout=2)
+        except MilvusException:
+            return None
+        try:
+            traits = EngineTraits.of_version(str(client.get_server_version(timeout=2)))
+        except MilvusException:
+            return None
+        finally:
+            client.close()
+        return f"{traits.engine} {traits.version.removeprefix('milvus_lite-')}"
 
     def preflight(self) -> None:
         if importlib.util.find_spec("milvus_lite") is None:

@@ -1,9 +1,10 @@
-"""The local stack: one Kafka broker, Redis and the Milvus Lite server on loopback.
+"""The local stack: one Kafka broker, Redis and a Milvus (Lite, or a server) on loopback.
 
 ``up`` starts what is missing and reuses whatever already answers on a
 service's port, so it is safe to run from a shell, from CI and from every test
 session at once. What it starts runs detached (``local_services.py``); ``down``
-stops only those.
+stops only those. The Milvus engine it started is recorded in the data dir, so
+``down`` and ``status`` without a flag act on whichever runs.
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from slotwise.streams.config import Settings
+from slotwise.streams.dev.milvus_server import MILVUS_ENGINES, MilvusEngine, milvus_service
 from slotwise.streams.dev.services import (
     KAFKA_VERSION,
     REPO_ROOT,
     Kafka,
-    Milvus,
     MissingTool,
     NotLocal,
     Redis,
@@ -33,6 +34,8 @@ from slotwise.streams.dev.services import (
 
 __all__ = [
     "KAFKA_VERSION",
+    "MILVUS_ENGINES",
+    "MilvusEngine",
     "MissingTool",
     "NotLocal",
     "ServiceChange",
@@ -53,15 +56,34 @@ class Stack:
         data_dir: Path | None = None,
         *,
         kafka_version: str = KAFKA_VERSION,
+        milvus: MilvusEngine | None = None,
     ) -> None:
+        """``milvus``: the engine to start if none answers; by default the one this data
+        dir last started and has not stopped, else ``settings.stack_milvus``."""
         self.data_dir = (data_dir or settings.data_dir).expanduser().resolve()
         if self.data_dir.is_relative_to(REPO_ROOT):
             raise StackError(f"data dir {self.data_dir} is inside the source tree; pick another")
+        self._engine_path = self.data_dir / "milvus" / "engine"
+        self.milvus_engine: MilvusEngine = (
+            milvus or self._recorded_engine() or settings.stack_milvus
+        )
         self._services: tuple[Service, ...] = (
             Kafka(address_of(settings.kafka_bootstrap.split(",")[0]), self.data_dir, kafka_version),
             Redis(address_of(settings.redis_url), self.data_dir, settings.redis_url),
-            Milvus(address_of(settings.milvus_uri), self.data_dir, settings.milvus_uri),
+            milvus_service(
+                self.milvus_engine,
+                address_of(settings.milvus_uri),
+                self.data_dir,
+                settings.milvus_uri,
+            ),
         )
+
+    def _recorded_engine(self) -> MilvusEngine | None:
+        try:
+            recorded = self._engine_path.read_text().strip()
+        except OSError:
+            return None
+        return next((e for e in MILVUS_ENGINES if e == recorded), None)
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
@@ -85,6 +107,8 @@ class Stack:
                 service.preflight()  # all or nothing: a missing program starts no service
             # Kafka last: formatting its storage takes seconds that the others boot in.
             started = {s.name: s.start() for s in reversed(missing)}
+            if "milvus" in started:
+                self._engine_path.write_text(f"{self.milvus_engine}\n")
             for service in self._services:
                 service.wait_healthy(started.get(service.name, service.our_pid()))
             return tuple(
@@ -96,6 +120,8 @@ class Stack:
         """Stop what this data dir started: SIGTERM, then SIGKILL after ``grace_s``."""
         with self._locked():
             stopped = {s.name: s.stop(grace_s) for s in self._services}
+            if stopped["milvus"]:
+                self._engine_path.unlink(missing_ok=True)
             return tuple(
                 ServiceChange(s.status(), "stopped" if stopped[s.name] else "not ours")
                 for s in self._services

@@ -28,6 +28,7 @@ from pymilvus import MilvusClient
 from slotwise.processors.drift_adapter import ndcg_at, recall_at
 from slotwise.processors.ports import Embedder
 from slotwise.sinks.milvus.collections import READ_CONSISTENCY, among, beyond, of_subject
+from slotwise.sinks.milvus.engine import write_rows
 from slotwise.streams.migration.adapter_fit import sample_pairs
 
 __all__ = ["ShadowReport", "backfill_batch", "count", "old_pages", "shadow_queries"]
@@ -67,7 +68,8 @@ def _upsert(
     client: MilvusClient, name: str, rows: list[dict[str, Any]], embedder: Embedder
 ) -> None:
     vectors = embedder.embed([str(r["text"]) for r in rows])
-    client.upsert(
+    write_rows(
+        client,
         name,
         [
             {
@@ -80,6 +82,7 @@ def _upsert(
             }
             for r, v in zip(rows, vectors, strict=True)
         ],
+        timeout_s=None,
     )
 
 

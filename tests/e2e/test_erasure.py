@@ -22,6 +22,7 @@ from pymilvus import MilvusClient
 
 from slotwise.processors.resolve import fact_id_for
 from slotwise.sinks.milvus.collections import GRPC_OPTIONS, create_collection, subject_collections
+from slotwise.sinks.milvus.engine import write_rows
 from slotwise.topics.codec import decode_record, encode_record
 from slotwise.topics.records import (
     CandidateFact,
@@ -152,7 +153,7 @@ def extra_collections(pipeline: Pipeline, rows: dict[str, list[str]]) -> tuple[s
                  "category": None, "text": f"copy of {fid}", "vector": [0.1] * dim}
                 for subject, ids in rows.items() for fid in ids
             ]  # fmt: skip
-            client.upsert(name, data)
+            write_rows(client, name, data, timeout_s=30)  # as each engine accepts it
             client.flush(name)
     finally:
         client.close()

@@ -42,10 +42,20 @@ MILVUS_SERVER_SUITE = (
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     root = config.rootpath
+    on_server = "milvus_server" in config.option.markexpr
+    kept, server_only = [], []
     for item in items:
         where = item.path.relative_to(root).as_posix() if item.path.is_relative_to(root) else ""
         if where.startswith(MILVUS_SERVER_SUITE):
             item.add_marker(pytest.mark.milvus_server)
+        # A test of the server itself means nothing on the default stack's Milvus Lite:
+        # deselected there (and counted as such), selected with -m milvus_server.
+        (server_only if item.get_closest_marker("server_only") and not on_server else kept).append(
+            item
+        )
+    if server_only:
+        config.hook.pytest_deselected(items=server_only)
+        items[:] = kept
 
 
 class ProducerFactory(Protocol):

@@ -15,7 +15,12 @@ from slotwise.streams.cli import app
 from slotwise.streams.config import Settings
 from slotwise.streams.dev.stack import Stack
 
-pytestmark = [pytest.mark.milvus_server, pytest.mark.kafka, pytest.mark.redis]
+pytestmark = [
+    pytest.mark.milvus_server,
+    pytest.mark.server_only,
+    pytest.mark.kafka,
+    pytest.mark.redis,
+]
 
 
 def test_up_reuses_the_server_and_status_names_it_whatever_the_flag(stack: Settings) -> None:

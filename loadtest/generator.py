@@ -6,7 +6,8 @@ places it) and the structured fact an importer would publish
 (:meth:`Write.candidate`). The mix is what a memory store sees in production:
 first mentions of schematized attributes, re-mentions (NOOP), additions to
 multi-valued slots, a free-text tail the schema cannot place, and about 11 %
-of writes contradicting the current value of a single-valued slot (seed 004).
+of writes contradicting the current value of a single-valued slot
+(as in “A contradiction is only visible when memories share a key”).
 A few writes arrive out of order: their ``valid_from`` is older than the
 subject's previous write, so a contradiction among them must end as history.
 

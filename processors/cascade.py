@@ -1,4 +1,6 @@
-"""The matching cascade (DESIGN §1, seed 004): exact and cheap first, fuzzy for the tail.
+"""The matching cascade: exact and cheap first, fuzzy for the tail.
+
+As “A contradiction is only visible when memories share a key” argues:
 
 A stage with no false positives runs before one with some, because the later
 stage can only add errors to what the earlier one got right:

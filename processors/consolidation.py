@@ -2,7 +2,8 @@
 
 The write path shows the slot matcher a new free-text fact's top-K nearest
 current facts, and nothing else; a contradiction outside them stays in the
-store (seed 000, "the false-negative cascade"). A consolidation pass asks
+store ("the false-negative cascade" of
+“Memory Conflict, Forgetting, and Embedding Drift”). A consolidation pass asks
 about the pairs the write path never compared:
 
 * **Which pairs.** Within one subject and one category, two current facts of

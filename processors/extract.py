@@ -1,4 +1,4 @@
-"""The extract stage without a model: the offline rules extractor (DESIGN §6).
+"""The extract stage without a model: the offline rules extractor.
 
 This module is the stage's stable entry point. The rules themselves live in
 :mod:`processors.rules`: word lists (``words``), value parsing (``values``),

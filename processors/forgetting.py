@@ -1,4 +1,6 @@
-"""Soft forgetting (DESIGN §7, seed 000): a fact's score, and which facts a pass archives.
+"""Soft forgetting: a fact's score, and which facts a pass archives.
+
+After “Memory Conflict, Forgetting, and Embedding Drift”.
 
 The score of a fact evaluated at ``as_of``::
 
@@ -12,8 +14,8 @@ The score of a fact evaluated at ``as_of``::
   takes its category's half-life (the vocabulary's, or a settings override),
   else a default.
 * the verification boost counts once however often the fact was re-confirmed:
-  it saturates (seed 000), so a fact a user repeats daily does not become
-  unforgettable by repetition alone.
+  it saturates (as “Memory Conflict, Forgetting, and Embedding Drift” asks), so a
+  fact a user repeats daily does not become unforgettable by repetition alone.
 
 A pass archives, among the subject's current facts recorded by ``as_of``,
 those scoring below the threshold and, past a per-subject budget, the lowest
@@ -185,7 +187,7 @@ def score(
     delta: float,
     verified_window: timedelta,
 ) -> float:
-    """The DESIGN §7 score of ``fact`` at ``as_of`` (see the module docstring)."""
+    """The forgetting score of ``fact`` at ``as_of`` (see the module docstring)."""
     since = last_access if last_access is not None else fact.recorded_at
     verified = fact.last_verified is not None and fact.last_verified >= as_of - verified_window
     boost = 1.0 + delta if verified else 1.0

@@ -2,7 +2,7 @@
 
 A derived fact (an importer's summary, a consolidation rewrite) names its
 sources in ``derived_from``. When a source is superseded, what was built on it
-may be stale, and marking only the first hop is the seed's "contradiction
+may be stale, and marking only the first hop is the article's "contradiction
 cascade in reflection": a summary of a summary keeps being quoted. So the
 walk follows ``derived_from`` backwards, depth-bounded (default 3 hops, as the
 seed recommends: deep enough for a reflection of a reflection, bounded so one

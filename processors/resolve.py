@@ -1,4 +1,4 @@
-"""The resolution policy (DESIGN §4): what one candidate does to the facts of its slot.
+"""The resolution policy: what one candidate does to the facts of its slot.
 
 A pure function of the candidate, the slot's attribute spec and the current
 incumbents. It never mutates or deletes: every changed incumbent comes back as
@@ -235,7 +235,7 @@ def _trust(source: str) -> int:
 
 
 def _corroborated(incumbent: Fact, candidate: CandidateFact) -> bool:
-    """The incumbent is better corroborated than the candidate (DESIGN §3): re-confirmed
+    """The incumbent is better corroborated than the candidate: re-confirmed
     since it was stored, from a more trusted source, or held at a higher confidence.
     A fact stored once from a chat is not, so the subject can still change it."""
     return (

@@ -1,1 +1,1 @@
-"""Topic catalogue and the message records that travel on it (DESIGN §2)."""
+"""Topic catalogue and the message records that travel on it."""

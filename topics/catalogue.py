@@ -1,4 +1,4 @@
-"""The topic catalogue of DESIGN §2: names under one prefix, one partition count."""
+"""The topic catalogue: names under one prefix, one partition count."""
 
 from __future__ import annotations
 

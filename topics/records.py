@@ -1,4 +1,4 @@
-"""The message records of DESIGN §2. Field names are public API.
+"""The message records. Field names are public API.
 
 Every record is a frozen pydantic model with a ``schema`` literal naming its
 kind and version. Types are strict (a number is not a string, a string is not
@@ -251,7 +251,7 @@ class Fact(_Record):
     verification_count: int = 0
     embedding_model: str | None = None
     # The facts this one was inferred from (consolidation, re-slotting): erasing any of
-    # them erases this one too (DESIGN §7).
+    # them erases this one too.
     derived_from: Ids = ()
     # A fact it was derived from (at most 3 hops back) was superseded since: the claim may
     # be stale until the consolidation pass re-derives it or a human reviews it.

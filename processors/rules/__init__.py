@@ -1,6 +1,6 @@
 """Offline extraction: deterministic rules for the schematized head, plus a cautious free-text tail.
 
-Runs when no model is configured (DESIGN §6). Precision beats recall: a wrong
+Runs when no model is configured. Precision beats recall: a wrong
 fact about a user is worse than a missed one, so every rule is anchored on a
 first-person subject at the start of a clause, and a clause is dropped when it
 is a question, a hypothetical or plan, a negation the schema cannot represent,

@@ -3,7 +3,7 @@
 An erasure cannot edit an append-only topic; its attestation says instead
 when retention removes what a topic holds. The values are read from the
 broker (``describe_configs``), never assumed: a cluster's topics need not have
-DESIGN §2's defaults.
+the catalogue's defaults.
 
 The bounds, for a record written before a moment *t*:
 

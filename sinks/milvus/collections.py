@@ -1,6 +1,6 @@
 """The Milvus side of the fact index: collection names, their schema, and filters.
 
-Names (DESIGN §5): ``<prefix>_<model-slug>_<yyyymmdd>`` holds the facts of one
+Names: ``<prefix>_<model-slug>_<yyyymmdd>`` holds the facts of one
 embedding model behind the alias; ``<prefix>_cold_<model-slug>`` its archived
 facts. Every collection of a deployment starts with its prefix, which is how
 erasure and migration find all of them, tiers and model versions added later

@@ -1,6 +1,6 @@
 """Reads counted as accesses: when each fact was last read, and how often, in Redis.
 
-Forgetting scores a fact by the time since it was last used (DESIGN §7), so
+Forgetting scores a fact by the time since it was last used, so
 every read through slotwise records an access of each fact it returned. The
 two numbers are commutative — a maximum and a counter — so they need no
 ordering with the subject's writes and bypass its write log and version: two

@@ -1,7 +1,8 @@
 """``slotwise eval PAIRS.jsonl [--turns TURNS.jsonl] [--deletion DELETION.jsonl] [--out DIR]
 [--end-to-end]``.
 
-Measures matching and extraction on a labelled set (seed 004): the table per
+Measures matching and extraction on a labelled set
+(“A contradiction is only visible when memories share a key”): the table per
 mechanism, the breakdown per kind, the disagreements, a PR plot and the JSON
 results in ``--out``. Without ``--end-to-end`` the real stages run in-process
 over the in-memory ports; with it every pair is replayed through real topics

@@ -2,7 +2,7 @@
 
 The dual-index steps (``start``, ``backfill``, ...) are ``streams/cli/migrate_steps.py``.
 
-The query-time bridge of an embedding upgrade (DESIGN §7, Drift-Adapter):
+The query-time bridge of an embedding upgrade (the design, Drift-Adapter):
 
 * ``adapter fit --kind procrustes|affine`` samples stored facts of the
   collection behind the alias, embeds their texts with this process's

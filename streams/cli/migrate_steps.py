@@ -1,6 +1,6 @@
 """``slotwise migrate start | backfill | validate | switch | rollback | finish``.
 
-The dual-index half of an embedding upgrade (DESIGN §7), after the adapter:
+The dual-index half of an embedding upgrade, after the adapter:
 
 * ``start --to MODEL`` records the migration (``sinks/redis/migration.py``)
   and creates the new model's collection beside the one behind the alias.

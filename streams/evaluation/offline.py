@@ -5,7 +5,7 @@ would hold it: the exact-join index and a MiniLM vector). The turn goes through
 the configured extractor, then each candidate through the real
 :class:`~processors.cascade.Cascade` and resolution policy, in order, exactly as
 the worker would apply them. Beside the cascade's decision, each pair records
-what every mechanism of the seed's table would have said about the same pair,
+what every mechanism of the article's table would have said about the same pair,
 so they are compared on one labelled set:
 
 * the exact path: a candidate carries the incumbent's attribute;

@@ -58,7 +58,7 @@ def print_report(scores: Scores, console: Console, *, label: str) -> None:
         table.add_row(*_cells(row))
     console.print(table)
     console.print(
-        "per day: 432,000 writes at an 11 % conflict rate (the seed's arithmetic on P and R)"
+        "per day: 432,000 writes at an 11 % conflict rate (the article's arithmetic on P and R)"
     )
     ex = scores.extraction
     console.print(

@@ -1,4 +1,4 @@
-"""Scores: the seed's table per mechanism, the breakdown per kind, the disagreements.
+"""Scores: the article's table per mechanism, the breakdown per kind, the disagreements.
 
 Matching mechanisms are scored as the seed scores them, on ``same_slot``: recall
 is the share of same-slot pairs a mechanism flags, precision the share of its
@@ -7,7 +7,7 @@ supersession is right only when the expected pair was a SUPERSEDE, the
 incumbent is the fact retired and the new value is the expected one; any
 other supersession event is a false one.
 
-The per-day figures are the seed's arithmetic, not a measurement: at
+The per-day figures are the article's arithmetic, not a measurement: at
 :data:`WRITES_PER_DAY` writes of which :data:`CONFLICT_RATE` are genuine
 conflicts, a recall ``r`` leaves ``(1 - r)`` of them unfound, and the flags it
 raises at precision ``p`` include ``r (1 - p) / p`` false ones per conflict.
@@ -57,7 +57,7 @@ def norm(value: object) -> str:
 
 
 def implied(precision: float | None, recall: float | None) -> tuple[float | None, float | None]:
-    """Missed conflicts and false flags per day at the seed's volume and conflict rate."""
+    """Missed conflicts and false flags per day at the article's volume and conflict rate."""
     if recall is None:
         return None, None
     conflicts = WRITES_PER_DAY * CONFLICT_RATE

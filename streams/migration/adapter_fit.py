@@ -2,7 +2,8 @@
 
 ``census`` reads the ``embedding_model`` stamp of every row of the collection
 behind the alias — the check that catches the store re-embedded once without
-its stamps updated, or a backfill that never finished (seed 000): an adapter
+its stamps updated, or a backfill that never finished
+(“Memory Conflict, Forgetting, and Embedding Drift”): an adapter
 fitted as if the store were all one model projects queries into a space a
 share of its rows is not in, and recall drops silently below what validation
 promised. Fitting and enabling refuse a collection whose rows are not all the

@@ -155,7 +155,7 @@ class Reads:
         store = open_store(settings)
         stack.push_async_callback(store.close)
         if on_read is None:
-            # Every read counts as an access of what it returned (forgetting, DESIGN §7):
+            # Every read counts as an access of what it returned (forgetting):
             # recorded after the read answered, and waited for before the store closes.
             hook = AccessHook(RedisAccess(store))
             stack.push_async_callback(hook.drain)

@@ -2,7 +2,7 @@
 
 The facts topic holds the latest record of every fact, keyed by fact id (a
 tombstone once erased), so it is enough to rebuild what the read paths and
-the write path's lookups need (DESIGN §5): each fact with its status and
+the write path's lookups need: each fact with its status and
 bi-temporal fields, the slot index, the archived hint, versions, the
 observations its facts came from and the watermark (``sinks/redis_rebuild``),
 and each fact's vector row in the tier its status names: current facts in the

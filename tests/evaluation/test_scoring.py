@@ -1,4 +1,4 @@
-"""The eval's arithmetic: mechanism rows, false supersessions, the seed's per-day figures."""
+"""The eval's arithmetic: mechanism rows, false supersessions, the article's per-day figures."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def outcome(
 def test_the_seed_arithmetic() -> None:
     missed, false = implied(0.88, 0.62)
     conflicts = WRITES_PER_DAY * CONFLICT_RATE
-    assert missed == pytest.approx(0.38 * conflicts)  # the seed's ~18,000
+    assert missed == pytest.approx(0.38 * conflicts)  # the article's ~18,000
     assert false == pytest.approx(0.62 * conflicts * 0.12 / 0.88)
 
 

@@ -1,4 +1,4 @@
-"""High-stakes slots: corroboration as DESIGN §3 means it, and the subject's own stated change;
+"""High-stakes slots: corroboration, and the subject's own stated change;
 free-text restatements re-confirm instead of piling up."""
 
 from __future__ import annotations

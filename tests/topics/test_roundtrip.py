@@ -113,7 +113,7 @@ CASES: dict[str, tuple[Build, Callable[[Catalogue], str], str]] = {
     "candidate": (_candidate, lambda c: c.candidates, "subject_id"),
     "command": (_command, lambda c: c.candidates, "subject_id"),
     "supersession": (_supersession, lambda c: c.supersessions, "subject_id"),
-    "fact": (_fact, lambda c: c.facts, "fact_id"),  # compacted: one entry per fact (DESIGN §2)
+    "fact": (_fact, lambda c: c.facts, "fact_id"),  # compacted: one entry per fact
     "review": (_review, lambda c: c.review, "subject_id"),
     "erasure": (_erasure, lambda c: c.erasures, "subject_id"),
 }

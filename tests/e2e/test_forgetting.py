@@ -29,7 +29,7 @@ from pymilvus import MilvusClient
 
 from slotwise.processors.forgetting import ForgetPolicy
 from slotwise.processors.resolve import fact_id_for
-from slotwise.sinks.milvus.collections import cold_collection_name
+from slotwise.sinks.milvus.collections import READ_CONSISTENCY, cold_collection_name
 from slotwise.sinks.milvus.index import GRPC_OPTIONS
 from slotwise.streams.passes.forget import forget_commands
 from slotwise.topics.codec import decode_record
@@ -73,7 +73,14 @@ def _tiers(pipeline: Pipeline, fact_ids: Sequence[str]) -> dict[str, set[str]]:
             if tier == "cold" and not client.has_collection(name):
                 continue
             client.load_collection(name)
-            for row in client.get(name, ids=list(fact_ids), output_fields=["fact_id"]):
+            # Strong, as the code reads: a row moved a moment ago is seen where it now is.
+            rows = client.get(
+                name,
+                ids=list(fact_ids),
+                output_fields=["fact_id"],
+                consistency_level=READ_CONSISTENCY,
+            )
+            for row in rows:
                 found[row["fact_id"]].add(tier)
     finally:
         client.close()
@@ -89,6 +96,14 @@ def _one_tier_each(pipeline: Pipeline, subject: str) -> dict[str, str]:
     wanted = {i: ("cold" if f.status == "archived" else "hot") for i, f in facts.items()}
     assert {i: tiers for i, tiers in where.items()} == {i: {t} for i, t in wanted.items()}
     return wanted
+
+
+def _in_their_tiers(pipeline: Pipeline, subject: str) -> bool:
+    try:
+        _one_tier_each(pipeline, subject)
+    except AssertionError:
+        return False
+    return True
 
 
 def _cli(pipeline: Pipeline, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
@@ -176,6 +191,9 @@ def test_archive_find_restore_and_restate_with_one_tier_throughout(pipeline: Pip
     again = _candidate(subject, "User visited Kyoto in March.", category="travel")
     pipeline.publish(pipeline.catalogue.candidates, [again])
     _until(lambda: _facts(pipeline, subject)[visit_id].status == "current", what="restatement")
+    # The status turns current when the restore command the restatement emitted is
+    # applied; its row moves back right after, before the command commits.
+    _until(lambda: _in_their_tiers(pipeline, subject), what="the restated row's move")
     facts = _facts(pipeline, subject)
     assert fact_id_for(again) not in facts
     assert [f.text for f in facts.values()].count("User visited Kyoto in March.") == 1

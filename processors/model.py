@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import uuid
 from dataclasses import dataclass, field
+from typing import Literal
 
 from slotwise.topics.records import CandidateFact, Command, Fact, ReviewItem, SupersessionEvent
 
@@ -16,6 +17,7 @@ __all__ = [
     "Neighbour",
     "Resolution",
     "SlotAnswer",
+    "Tier",
     "VectorRow",
     "stable_id",
 ]
@@ -32,6 +34,11 @@ def stable_id(*parts: str) -> str:
 # (``CandidateFact.question``): always asked, whether or not the turn names a held value.
 # Any other question without an attribute is asked only about the held facts it names.
 ERASURE_QUESTION = "erasure"
+
+
+# Where a fact's vector lives: the hot tier serves the write path and default reads, the
+# cold tier holds archived facts until a read asks for them.
+Tier = Literal["hot", "cold"]
 
 
 class Decision(enum.StrEnum):

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pymilvus.client.utils import SciPyHelper
 
 from slotwise.processors.drift_adapter import DriftAdapter
-from slotwise.processors.model import VectorRow
+from slotwise.processors.model import Tier, VectorRow
 from slotwise.processors.ports import Embedder
 from slotwise.sinks.milvus.client import MilvusLink
 from slotwise.sinks.milvus.collections import GRPC_OPTIONS
@@ -156,11 +156,11 @@ class MilvusIndex:
         k: int,
         floor: float,
         exclude: Collection[str] = (),
-        archived: bool = False,
+        tier: Tier = "hot",
     ) -> list[tuple[str, float]]:
         """``SubjectSearch.nearest``: up to ``k`` ``(fact_id, cosine)`` of this subject only."""
         return await self._search.nearest(
-            subject_id, text, k=k, floor=floor, exclude=exclude, archived=archived
+            subject_id, text, k=k, floor=floor, exclude=exclude, tier=tier
         )
 
     # -- lifecycle: cold tier, erasure ----------------------------------------

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from prometheus_client import Counter
 
+from slotwise.processors.model import Tier
 from slotwise.sinks.milvus.client import MilvusLink
 from slotwise.sinks.milvus.collections import among, of_subject
 from slotwise.sinks.milvus.embed_batch import EmbeddingBatch
@@ -62,22 +63,22 @@ class SubjectSearch:
         k: int,
         floor: float,
         exclude: Collection[str] = (),
-        archived: bool = False,
+        tier: Tier = "hot",
     ) -> list[tuple[str, float]]:
         """Up to ``k`` ``(fact_id, cosine)`` of this subject only, best first, cosine ≥ floor,
         none of ``exclude``.
 
         The subject's buffered rows take part, so a search sees the subject's
-        own earlier writes. ``archived`` searches the cold tier. ``exclude`` is
+        own earlier writes. ``tier`` names the tier searched. ``exclude`` is
         applied by Milvus, so the excluded rows take no place among the ``k``.
         """
         skip = set(exclude)
         buffered = (
             []
-            if archived
+            if tier == "cold"
             else [r for r in self._buffer.of_subject(subject_id) if r.fact_id not in skip]
         )
-        if archived:
+        if tier == "cold":
             client = await self._link.connect()
             cold = self._space.cold_collection
             if not await self._link.call(client.has_collection, cold):

@@ -3,7 +3,7 @@
 The hot tier is the index's collection (behind the alias), which the write
 path's vector fetch and default searches read: current facts. The cold tier is
 ``<prefix>_cold_<model>`` of the same embedding model, searched only when
-asked (``MilvusIndex.nearest(..., archived=True)``): archived facts, and the
+asked (``MilvusIndex.nearest(..., tier="cold")``): archived facts, and the
 retired ones (superseded, history) once a forget pass has moved them.
 :meth:`MilvusTiers.settle` puts a current fact's row in the hot tier and any
 other's in the cold one, reading nothing but the facts it is given (their state in Redis,
@@ -31,10 +31,11 @@ import asyncio
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from pymilvus import MilvusClient
 
+from slotwise.processors.model import Tier
 from slotwise.processors.ports import Embedder
 from slotwise.sinks.exceptions import VectorIndexError
 from slotwise.sinks.milvus.client import MilvusLink, loaded
@@ -51,7 +52,6 @@ from slotwise.topics.records import Fact
 
 __all__ = ["MilvusTiers", "Tier", "TierMoves", "archived_subject", "fit_text"]
 
-Tier = Literal["hot", "cold"]
 
 _CHUNK = 256
 

@@ -224,15 +224,27 @@ class RedisStore:
         *,
         own_fact_id: str | None = None,
         attribute: str | None = None,
-        every_slot: bool = False,
     ) -> Snapshot:
         """The subject's version, the event's stored outputs, one fact and one slot, at once.
 
-        The current facts read are those of ``attribute``, or of every slot
-        with ``every_slot``, or none.
+        The current facts read are those of ``attribute``, or none.
         """
+        field = slot_field(attribute) if attribute else ""
+        return await self._snapshot(subject_id, event_id, own_fact_id, attribute, field)
+
+    async def snapshot_every_slot(self, subject_id: str, event_id: str | None = None) -> Snapshot:
+        """:meth:`snapshot` with the current facts of every slot (what a forget pass scores)."""
+        return await self._snapshot(subject_id, event_id, None, None, _EVERY_SLOT)
+
+    async def _snapshot(
+        self,
+        subject_id: str,
+        event_id: str | None,
+        own_fact_id: str | None,
+        attribute: str | None,
+        field: str,
+    ) -> Snapshot:
         keys = self._keys(subject_id)
-        field = _EVERY_SLOT if every_slot else slot_field(attribute) if attribute else ""
         with translated("reading a subject"):
             reply = await self._batch.call(
                 self._lookup,
@@ -373,7 +385,7 @@ class RedisStore:
                 bodies = await self._redis.hvals(key)
             facts = [decode_fact(key, as_bytes(body)) for body in bodies]
         else:
-            facts = list((await self.snapshot(subject_id, every_slot=True)).slot)
+            facts = list((await self.snapshot_every_slot(subject_id)).slot)
         return sorted(
             facts,
             key=lambda f: (f.attribute is None, f.attribute or "", f.valid_from, f.fact_id),

@@ -130,7 +130,7 @@ class ColdTier:
     async def nearest_archived(
         self, subject_id: str, text: str, *, k: int, floor: float
     ) -> list[tuple[str, float]]:
-        return await self.vectors.nearest(subject_id, text, k=k, floor=floor, archived=True)
+        return await self.vectors.nearest(subject_id, text, k=k, floor=floor, tier="cold")
 
 
 def changed_facts(outputs: StoredOutputs) -> list[Fact]:
@@ -197,7 +197,7 @@ class Forgetting:
             self._store,
             subject,
             command.command_id,
-            snapshot=lambda: self._store.snapshot(subject, command.command_id, every_slot=True),
+            snapshot=lambda: self._store.snapshot_every_slot(subject, command.command_id),
             decide=decide,
             now=self._now,
         )

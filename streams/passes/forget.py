@@ -182,7 +182,7 @@ async def dry_run(
     access = RedisAccess(store)
     found: dict[str, Selection] = {}
     for subject in subject_ids:
-        seen = await store.snapshot(subject, every_slot=True)
+        seen = await store.snapshot_every_slot(subject)
         found[subject] = select_archived(
             seen.slot,
             await access.read(subject),

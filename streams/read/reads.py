@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import TypeAdapter, ValidationError
 
+from slotwise.processors.model import Tier
 from slotwise.sinks.exceptions import SinkError
 from slotwise.sinks.redis.access import AccessHook, RedisAccess
 from slotwise.sinks.redis.provenance import Head, chain_head
@@ -98,7 +99,7 @@ class ReadUnavailable(ReadError, ConnectionError):
 
 class Nearest(Protocol):
     async def nearest(
-        self, subject_id: str, text: str, *, k: int, floor: float, archived: bool = False
+        self, subject_id: str, text: str, *, k: int, floor: float, tier: Tier = "hot"
     ) -> list[tuple[str, float]]: ...
 
 
@@ -269,7 +270,7 @@ class Reads:
             scored = await index.nearest(subject_id, text, k=k * _OVERFETCH, floor=-1.0)
             if not query.present:
                 scored += await index.nearest(
-                    subject_id, text, k=k * _OVERFETCH, floor=-1.0, archived=True
+                    subject_id, text, k=k * _OVERFETCH, floor=-1.0, tier="cold"
                 )
         except SinkError as exc:
             raise ReadUnavailable(f"milvus: {exc}", service="milvus") from exc

@@ -542,12 +542,12 @@ def test_archive_moves_rows_to_the_cold_tier_and_restore_brings_them_back(
         index.add([row("f1", sid, "Likes jazz."), row("f2", sid, "Owns a bike.")])
         assert await index.archive(sid, ["f1", "unknown"]) == 1
         assert [f for f, _ in await index.nearest(sid, "Likes jazz.", k=5, floor=0.5)] == []
-        cold = await index.nearest(sid, "Likes jazz.", k=5, floor=0.5, archived=True)
+        cold = await index.nearest(sid, "Likes jazz.", k=5, floor=0.5, tier="cold")
         assert [f for f, _ in cold] == ["f1"]
         assert await index.count_subject(sid) == 2
         assert await index.restore(sid, ["f1"]) == 1
         assert [f for f, _ in await index.nearest(sid, "Likes jazz.", k=5, floor=0.5)] == ["f1"]
-        assert await index.nearest(sid, "Likes jazz.", k=5, floor=0.5, archived=True) == []
+        assert await index.nearest(sid, "Likes jazz.", k=5, floor=0.5, tier="cold") == []
 
     run(index_of(milvus_uri, prefix), scenario)
 

@@ -118,7 +118,7 @@ def test_snapshot_reads_what_a_decision_needs_in_one_call(redis_url: str, prefix
         assert seen.stored is None and seen.version == 1
         assert seen.own == datadog and seen.slot == (datadog,)
         assert (await store.snapshot(sid, "e2", own_fact_id="f7")).own is None
-        assert (await store.snapshot(sid, every_slot=True)).slot in {
+        assert (await store.snapshot_every_slot(sid)).slot in {
             (datadog, allergy),
             (allergy, datadog),
         }

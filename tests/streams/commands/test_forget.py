@@ -208,7 +208,7 @@ async def _test_archive_read_search_restore_with_one_tier_throughout(rig: Rig) -
     hot = await rig.index.nearest("ana", "User is in Kyoto this week.", k=5, floor=0.5)
     assert "trip" not in dict(hot)
     cold = await rig.index.nearest(
-        "ana", "User is in Kyoto this week.", k=5, floor=0.5, archived=True
+        "ana", "User is in Kyoto this week.", k=5, floor=0.5, tier="cold"
     )
     assert [fact_id for fact_id, _ in cold] == ["trip"]
     assert await archived_subject_of(rig, "trip") == "ana"

@@ -44,7 +44,7 @@ COMMANDS = [pytest.param(args, id=where) for where, args in FOUND]
 
 def test_the_commands_were_found() -> None:
     run = {args[0] for _, args in FOUND}
-    assert {"worker", "serve", "forget", "consolidate", "topics"} <= run
+    assert {"worker", "serve", "archive", "consolidate", "topics"} <= run
 
 
 @pytest.mark.parametrize("args", COMMANDS)
@@ -56,7 +56,7 @@ def test_the_command_parses(args: list[str]) -> None:
 @pytest.mark.parametrize(
     "args",
     [
-        ["forget", "--all", "--every-hours", "6"],
+        ["archive", "--all", "--every-hours", "6"],
         ["consolidate", "--all", "--every", "daily"],
         ["serve", "--port", "http"],
         ["forgett", "--all"],

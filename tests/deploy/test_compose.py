@@ -93,6 +93,6 @@ def test_every_reference_names_something_the_file_defines(path: Path) -> None:
 def test_each_topology_runs_the_worker_the_api_and_the_scheduled_passes(path: Path) -> None:
     commands = [s.get("command") for s in _project(path)["services"].values() if "build" in s]
     first_words = sorted(c[0] for c in commands)
-    assert {"worker", "serve", "forget", "consolidate", "topics"} <= set(first_words)
-    assert ["forget", "--all", "--every", "6h"] in commands
+    assert {"worker", "serve", "archive", "consolidate", "topics"} <= set(first_words)
+    assert ["archive", "--all", "--every", "6h"] in commands
     assert any(c[:2] == ["consolidate", "--all"] for c in commands)

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Literal
 
-from slotwise.streams.dev.services import Milvus, MissingTool, _Address
+from slotwise.streams.dev.services import Address, Milvus, MissingTool
 
 __all__ = ["MILVUS_ENGINES", "MilvusEngine", "MilvusServer", "milvus_service"]
 
@@ -80,7 +80,7 @@ class MilvusServer(Milvus):
         return True
 
 
-def milvus_service(engine: MilvusEngine, address: _Address, data_dir: Path, uri: str) -> Milvus:
+def milvus_service(engine: MilvusEngine, address: Address, data_dir: Path, uri: str) -> Milvus:
     return (MilvusServer if engine == "server" else Milvus)(address, data_dir, uri)
 
 

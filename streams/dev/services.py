@@ -113,7 +113,7 @@ class ServiceChange:
 
 
 @dataclass(frozen=True, slots=True)
-class _Address:
+class Address:
     host: str
     port: int
 
@@ -132,11 +132,11 @@ class _Address:
             return False
 
 
-def address_of(url: str) -> _Address:
+def address_of(url: str) -> Address:
     parts = urlsplit(url if "://" in url else f"tcp://{url}")
     if parts.hostname is None or parts.port is None:
         raise StackError(f"{url!r} names no host and port")
-    return _Address(parts.hostname, parts.port)
+    return Address(parts.hostname, parts.port)
 
 
 def _require(program: str, install: str) -> str:
@@ -171,7 +171,7 @@ class Service(ABC):
     """A word of the process's command line: a pid file pointing elsewhere is stale."""
     start_timeout_s: float
 
-    def __init__(self, address: _Address, data_dir: Path) -> None:
+    def __init__(self, address: Address, data_dir: Path) -> None:
         self.address = address
         self.workdir = data_dir / self.name
         self.log_path = self.workdir / f"{self.name}.log"
@@ -268,7 +268,7 @@ class Kafka(Service):
     marker = "kafka.Kafka"
     start_timeout_s = 120.0
 
-    def __init__(self, address: _Address, data_dir: Path, version: str) -> None:
+    def __init__(self, address: Address, data_dir: Path, version: str) -> None:
         super().__init__(address, data_dir)
         self.version = version
         self.lib = kafka_classpath_dir(version)
@@ -377,7 +377,7 @@ class Redis(Service):
     marker = "redis-server"
     start_timeout_s = 30.0
 
-    def __init__(self, address: _Address, data_dir: Path, url: str) -> None:
+    def __init__(self, address: Address, data_dir: Path, url: str) -> None:
         super().__init__(address, data_dir)
         self.url = url
 
@@ -416,7 +416,7 @@ class Milvus(Service):
     marker = "milvus_lite"
     start_timeout_s = 120.0
 
-    def __init__(self, address: _Address, data_dir: Path, uri: str) -> None:
+    def __init__(self, address: Address, data_dir: Path, uri: str) -> None:
         super().__init__(address, data_dir)
         self.uri = uri
 

@@ -19,6 +19,7 @@ from slotwise.sinks.redis.replicas import ReplicaAck, ReplicasBehind
 from slotwise.streams.dev.replicated_redis import ReplicatedRedis
 from slotwise.streams.runtime.checkpoint import Checkpoint
 from slotwise.streams.runtime.health import Health
+from slotwise.streams.runtime.recovery import Recovery
 from slotwise.topics.outbound import Outbound
 
 pytestmark = pytest.mark.redis
@@ -62,7 +63,9 @@ def test_a_commit_waits_for_the_replica_and_is_held_while_it_lags(
         publisher = Publisher()
         health = Health(grace_s=0)
         ack = ReplicaAck(waiter, prefix="swtest", min_replicas=1, timeout_ms=300)
-        point = Checkpoint(publisher, {"redis": ack}, health, group_metadata=lambda: None)
+        point = Checkpoint(
+            publisher, {"redis": ack}, health, Recovery("cands"), group_metadata=lambda: None
+        )
         point.take({TP})
         try:
             await writer.set("swtest:a", "1")

@@ -430,6 +430,8 @@ def soak(options: Options) -> RunResult:
             sampler.stop()
     rss = sampler.samples
     second_half = [(t, b / _MB) for t, b in rss if t >= rss[-1][0] / 2] if rss else []
+    if len(second_half) < 2:  # a short run: its last two samples are its second half
+        second_half = [(t, b / _MB) for t, b in rss[-2:]]
     per_hour = slope(second_half) * 3600
     sustained = sustained_rate(follower.samples, count)
     return RunResult(

@@ -16,24 +16,8 @@ import itertools
 import math
 import uuid
 
-from slotwise.loadtest.cost import cost_figures, gate_figures
 from slotwise.loadtest.locomo import observations, read_turns
-from slotwise.loadtest.measure import overall_rate, sustained_rate
-from slotwise.loadtest.results import Figure
-from slotwise.loadtest.runner import Bench
-from slotwise.loadtest.scenarios import (
-    Cpu,
-    Follower,
-    Options,
-    RunResult,
-    decision_figures,
-    llm_figures,
-    preload,
-    profiled,
-    stage_figures,
-    start_workers,
-    summed_metrics,
-)
+from slotwise.loadtest.scenarios import Options, RunResult, through_the_model
 
 __all__ = ["locomo"]
 
@@ -44,38 +28,5 @@ def locomo(options: Options) -> RunResult:
     replicas = math.ceil(count / len(turns))
     prefix = f"b{uuid.uuid4().hex[:6]}-"
     replay = list(itertools.islice(observations(turns, replicas, prefix=prefix), count))
-    subject_ids = sorted({o.subject_id for o in replay})
-    subjects = len(subject_ids)
-    with Bench(options.settings, options.workdir, options.partitions) as bench:
-        model = bench.fake_model(options.latency_ms, "slotwise.loadtest.responders:bench")
-        topic = bench.catalogue.observations
-        preload(bench, topic, replay, count, progress=options.progress)
-        env = {**options.worker_env(), **bench.model_env(model, options.llm_concurrency)}
-        workers = start_workers(bench, options, env)
-        # Every turn ends in its watermark, fact or none, once its candidates are applied.
-        follower = Follower(lambda: bench.applied_observations(subject_ids), workers)
-        cpu = Cpu(*(w.pid for w in workers))
-        with profiled(options, workers[0], "locomo"):
-            follower.until(count, options.deadline_s)
-        Follower(lambda: bench.committed_count(topic), workers).until(count, 120)
-        worker_ms = cpu.per_record_ms(count)
-        metrics = summed_metrics(workers)
-    return RunResult(
-        [
-            Figure("observations", count, "records"),
-            Figure("subjects", subjects, "subjects"),
-            Figure("workers", options.workers, "processes"),
-            Figure("model latency", options.latency_ms, "ms"),
-            Figure(
-                "sustained throughput", sustained_rate(follower.samples, count), "observations/s"
-            ),
-            Figure("overall throughput", overall_rate(follower.samples, count), "observations/s"),
-            Figure("worker CPU per observation", worker_ms, "ms"),
-            *llm_figures(metrics, count),
-            *cost_figures(metrics, count, options.model_prices()),
-            *gate_figures(metrics),
-            *stage_figures(metrics),
-            *decision_figures(metrics, count),
-        ],
-        {"progress": follower.samples},
-    )
+    subjects = len({o.subject_id for o in replay})
+    return through_the_model(options, "locomo", replay, count, subjects)

@@ -58,6 +58,7 @@ from slotwise.sinks.kafka.admin import delete_topics, ensure_topics
 from slotwise.sinks.milvus.index import MilvusIndex
 from slotwise.streams.config import Settings
 from slotwise.topics.catalogue import Catalogue
+from slotwise.topics.records import Observation
 
 __all__ = [
     "Follower",
@@ -344,16 +345,24 @@ def _ceiling(options: Options) -> dict[str, float]:
 def cascade(options: Options) -> RunResult:
     count, subjects = options.sized(6_000, 1_000)
     writes = workload(options, count, subjects)
-    subject_ids = sorted({w.subject_id for w in writes})
+    return through_the_model(options, "cascade", [w.observation() for w in writes], count, subjects)
+
+
+def through_the_model(
+    options: Options, name: str, turns: Sequence[Observation], count: int, subjects: int
+) -> RunResult:
+    """``turns`` through workers and the fake model: throughput, CPU, calls, tokens, cost."""
+    subject_ids = sorted({o.subject_id for o in turns})
     with Bench(options.settings, options.workdir, options.partitions) as bench:
         model = bench.fake_model(options.latency_ms, "slotwise.loadtest.responders:bench")
         topic = bench.catalogue.observations
-        preload(bench, topic, (w.observation() for w in writes), count, progress=options.progress)
+        preload(bench, topic, turns, count, progress=options.progress)
         env = {**options.worker_env(), **bench.model_env(model, options.llm_concurrency)}
         workers = start_workers(bench, options, env)
+        # Every turn ends in its watermark, fact or none, once its candidates are applied.
         follower = Follower(lambda: bench.applied_observations(subject_ids), workers)
         cpu = Cpu(*(w.pid for w in workers))
-        with profiled(options, workers[0], "cascade"):
+        with profiled(options, workers[0], name):
             follower.until(count, options.deadline_s)
         Follower(lambda: bench.committed_count(topic), workers).until(count, 120)
         worker_ms = cpu.per_record_ms(count)

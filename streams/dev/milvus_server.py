@@ -20,7 +20,8 @@ import time
 from pathlib import Path
 from typing import Literal
 
-from slotwise.streams.dev.services import Address, Milvus, MissingTool
+from slotwise.streams.dev.milvus_lite import Milvus
+from slotwise.streams.dev.services import Address, MissingTool
 
 __all__ = ["MILVUS_ENGINES", "MilvusEngine", "MilvusServer", "milvus_service"]
 

@@ -2,7 +2,7 @@
 
 ``up`` starts what is missing and reuses whatever already answers on a
 service's port, so it is safe to run from a shell, from CI and from every test
-session at once. What it starts runs detached (``local_services.py``); ``down``
+session at once. What it starts runs detached (``services.py``); ``down``
 stops only those. The Milvus engine it started is recorded in the data dir, so
 ``down`` and ``status`` without a flag act on whichever runs.
 """
@@ -15,21 +15,19 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from slotwise.streams.config import Settings
+from slotwise.streams.dev.kafka_broker import KAFKA_VERSION, Kafka, kafka_classpath_dir
 from slotwise.streams.dev.milvus_server import MILVUS_ENGINES, MilvusEngine, milvus_service
+from slotwise.streams.dev.redis_server import Redis
 from slotwise.streams.dev.services import (
-    KAFKA_VERSION,
     REPO_ROOT,
-    Kafka,
     MissingTool,
     NotLocal,
-    Redis,
     Service,
     ServiceChange,
     ServiceFailed,
     ServiceStatus,
     StackError,
     address_of,
-    kafka_classpath_dir,
 )
 
 __all__ = [

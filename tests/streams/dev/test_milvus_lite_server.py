@@ -15,8 +15,9 @@ from milvus_lite.engine.collection import Collection
 from pymilvus import DataType, MilvusClient
 
 from slotwise.sinks.milvus.collections import GRPC_OPTIONS, READ_CONSISTENCY, of_subject
+from slotwise.streams.dev.milvus_lite import Milvus
 from slotwise.streams.dev.milvus_lite_server import bucket, install_pruning, pinned_key
-from slotwise.streams.dev.services import Milvus, address_of
+from slotwise.streams.dev.services import address_of
 from slotwise.streams.dev.testing import free_port
 
 _DIMENSION = 8

@@ -20,10 +20,10 @@ collection, embedded by the other model (``shadow.py``): the buffer asks its
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Any
 
-from pymilvus import MilvusException
+from pymilvus import MilvusClient, MilvusException
 
 from slotwise.processors.model import VectorRow
 from slotwise.processors.ports import Embedder
@@ -144,11 +144,10 @@ class RowBuffer:
                     # After the own collection: a failure here keeps the rows buffered
                     # and the retry writes both again (an upsert by fact id).
                     await self._link.in_thread(
-                        self._upsert_sync,
+                        self._write_sync,
                         shadow.collection,
                         [(r, t) for r, _, t in fresh],
                         shadow.embedder.model_name,
-                        cadence=False,
                     )
             except MilvusException as exc:
                 raise VectorIndexError(
@@ -169,19 +168,31 @@ class RowBuffer:
         return vectors
 
     def _upsert_sync(
-        self,
-        collection: str,
-        rows: list[tuple[VectorRow, list[float]]],
-        model: str,
-        *,
-        cadence: bool = True,
+        self, collection: str, rows: list[tuple[VectorRow, list[float]]], model: str
     ) -> None:
-        """Upsert; ``cadence``: count the rows toward this index's Milvus flush cadence."""
+        """Upsert into the index's own collection, counting the rows toward its flush
+        cadence on Lite. A server searches its growing segments and seals them itself; a
+        flush there is a synchronous seal-and-persist that only slows the writer."""
         client = self._link.client()
-        timeout = self._link.timeout_s
+        lite = engine_traits(client).lite
+        for data in self._batches(rows, model):
+            write_rows(client, collection, data, timeout_s=self._link.timeout_s)
+            if lite:
+                self._count_toward_flush(client, collection, len(data))
+
+    def _write_sync(
+        self, collection: str, rows: list[tuple[VectorRow, list[float]]], model: str
+    ) -> None:
+        """Upsert into a migration's shadow collection, which its migration flushes."""
+        client = self._link.client()
+        for data in self._batches(rows, model):
+            write_rows(client, collection, data, timeout_s=self._link.timeout_s)
+
+    def _batches(
+        self, rows: list[tuple[VectorRow, list[float]]], model: str
+    ) -> Iterator[list[dict[str, Any]]]:
         for first in range(0, len(rows), self._batch_size):
-            batch = rows[first : first + self._batch_size]
-            data: list[dict[str, Any]] = [
+            yield [
                 {
                     "fact_id": r.fact_id,
                     "subject_id": r.subject_id,
@@ -190,17 +201,14 @@ class RowBuffer:
                     "text": fit_text(r.text),
                     "vector": vector,
                 }
-                for r, vector in batch
+                for r, vector in rows[first : first + self._batch_size]
             ]
-            write_rows(client, collection, data, timeout_s=timeout)
-            # A server searches its growing segments and seals them itself; a flush
-            # there is a synchronous seal-and-persist that only slows the writer.
-            if not cadence or not engine_traits(client).lite:
-                continue
-            self._unflushed += len(batch)
-            now = self._monotonic()
-            due = now - self._flushed_at >= self._min_flush_interval_s
-            if self._unflushed >= self._flush_every and due:
-                client.flush(collection, timeout=timeout)
-                self._unflushed = 0
-                self._flushed_at = now
+
+    def _count_toward_flush(self, client: MilvusClient, collection: str, written: int) -> None:
+        self._unflushed += written
+        now = self._monotonic()
+        due = now - self._flushed_at >= self._min_flush_interval_s
+        if self._unflushed >= self._flush_every and due:
+            client.flush(collection, timeout=self._link.timeout_s)
+            self._unflushed = 0
+            self._flushed_at = now

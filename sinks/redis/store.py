@@ -34,10 +34,11 @@ from slotwise.sinks.redis.identity import ServerIdentity
 from slotwise.sinks.redis.keys import KeyLayout, slot_field
 from slotwise.sinks.redis.replies import as_bytes, decode_fact
 from slotwise.sinks.redis.scripts import lua_script
+from slotwise.sinks.redis.snapshot import Snapshot
 from slotwise.topics.codec import encode_record
 from slotwise.topics.records import Fact
 
-__all__ = ["RedisStore", "Snapshot"]
+__all__ = ["RedisStore"]
 
 DEFAULT_RETENTION = timedelta(days=7)
 _EVERY_SLOT = "*"
@@ -46,37 +47,6 @@ _SIZE = {"hash": "HLEN", "zset": "ZCARD", "set": "SCARD", "list": "LLEN", "strea
 
 def _epoch_ms(moment: datetime) -> int:
     return int(moment.timestamp() * 1000)
-
-
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """What deciding one event reads about its subject, read in one round trip.
-
-    ``stored`` is the outputs blob of the event if it was applied before (then
-    nothing else was read). Otherwise ``own`` is the fact with the id asked
-    for, if stored, and ``slot`` the current facts of the attribute asked for.
-    A snapshot is a ``slotwise.processors.ports.FactReader``: it answers what it holds
-    and sends any other read to the store.
-    """
-
-    store: RedisStore
-    subject_id: str
-    version: int
-    stored: bytes | None
-    own_fact_id: str | None
-    own: Fact | None
-    attribute: str | None
-    slot: tuple[Fact, ...]
-
-    async def current_in_slot(self, subject_id: str, attribute: str) -> list[Fact]:
-        if subject_id == self.subject_id and attribute == self.attribute:
-            return list(self.slot)
-        return await self.store.current_in_slot(subject_id, attribute)
-
-    async def get_facts(self, subject_id: str, fact_ids: Sequence[str]) -> list[Fact]:
-        if subject_id == self.subject_id and list(fact_ids) == [self.own_fact_id]:
-            return [self.own] if self.own is not None else []
-        return await self.store.get_facts(subject_id, fact_ids)
 
 
 @dataclass(frozen=True, slots=True)

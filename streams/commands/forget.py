@@ -64,7 +64,8 @@ from slotwise.sinks.milvus.index import MilvusIndex
 from slotwise.sinks.milvus.tiers import MilvusTiers
 from slotwise.sinks.redis.access import RedisAccess
 from slotwise.sinks.redis.cold import RedisColdIndex
-from slotwise.sinks.redis.store import RedisStore, Snapshot
+from slotwise.sinks.redis.snapshot import Snapshot
+from slotwise.sinks.redis.store import RedisStore
 from slotwise.streams.config import ForgetSettings, Settings
 from slotwise.streams.runtime.errors import UnsupportedCommand
 from slotwise.streams.write.fenced import Decided, apply_fenced

@@ -16,6 +16,8 @@ partitions for backpressure:
 So every partition is assigned at an absolute offset read here, and its pause
 flag is put in line with the worker's own state on every assignment
 (:class:`Pauses`). Both run on the poll thread, inside the rebalance callback.
+A partition that delivers an offset already taken is sent back to the next one
+not taken (:class:`Redeliveries`).
 """
 
 from __future__ import annotations
@@ -27,11 +29,12 @@ from collections.abc import Iterable
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from slotwise.sinks.kafka.publisher import TRANSACTION_TIMEOUT_MS
+from slotwise.streams.runtime import metrics
 from slotwise.streams.runtime.checkpoint import TP
 from slotwise.streams.runtime.errors import ConsumerFailed
 from slotwise.streams.runtime.ports import WorkerConsumer
 
-__all__ = ["Pauses", "committed_offsets", "keys", "names", "start_offsets"]
+__all__ = ["Pauses", "Redeliveries", "committed_offsets", "keys", "names", "start_offsets"]
 
 log = logging.getLogger(__name__)
 
@@ -156,3 +159,36 @@ def keys(partitions: Iterable[TopicPartition]) -> set[TP]:
 def names(partitions: list[TopicPartition]) -> str:
     """The partitions as a log line names them."""
     return ", ".join(f"{tp.topic}[{tp.partition}]" for tp in partitions)
+
+
+class Redeliveries:
+    """Partitions that delivered an offset already taken, and where each fetches from next
+    (``offsets.PartitionLedger.track``): noted on the event loop, sought by the next poll,
+    on the poll thread that alone touches the consumer."""
+
+    def __init__(self) -> None:
+        self._seeks: dict[TP, int] = {}
+
+    def note(self, tp: TP, offset: int, next_offset: int) -> None:
+        """``offset`` came again: it is dropped, and ``tp`` goes back to ``next_offset``."""
+        metrics.REDELIVERED.labels(tp[0], str(tp[1])).inc()
+        if tp not in self._seeks:
+            log.warning(
+                "%s[%d] delivered offset %d again, after %d; fetching it from %d",
+                tp[0], tp[1], offset, next_offset - 1, next_offset,
+            )  # fmt: skip
+        self._seeks[tp] = next_offset
+
+    def seek(self, consumer: WorkerConsumer) -> None:
+        if not self._seeks:
+            return
+        seeks, self._seeks = self._seeks, {}
+        owned = {(tp.topic, tp.partition) for tp in consumer.assignment()}
+        for (topic, partition), offset in seeks.items():
+            if (topic, partition) not in owned:
+                continue
+            try:
+                consumer.seek(TopicPartition(topic, partition, offset))
+            except KafkaException as exc:
+                # Nothing is lost: the offsets it delivers again are dropped one by one.
+                log.warning("seeking %s[%d] to %d failed: %s", topic, partition, offset, exc)

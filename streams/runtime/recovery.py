@@ -28,7 +28,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from confluent_kafka import TopicPartition
 
@@ -43,6 +43,10 @@ from slotwise.streams.runtime.retry import backoff
 __all__ = ["Recovery", "StoreMarks", "StoreServer", "SubjectHeal", "Takeover"]
 
 log = logging.getLogger(__name__)
+
+# Why partitions are taken: a group assignment, or the store's server changing under
+# a worker that already owned them.
+_Why = Literal["assigned", "server replaced"]
 
 _MARK_ATTEMPTS = 8
 _T = TypeVar("_T")
@@ -121,20 +125,27 @@ class Recovery:
 
     # -- taking partitions (poll thread) --------------------------------------
 
-    def takeover(
-        self, consumer: WorkerConsumer, partitions: list[TopicPartition], *, replaced: bool = False
+    def takeover(self, consumer: WorkerConsumer, partitions: list[TopicPartition]) -> Takeover:
+        """Where each assigned partition is consumed from (``positions.py``): its last
+        commit, or the store's mark where that is lower."""
+        return self._take(consumer, partitions, "assigned")
+
+    def retake(self, consumer: WorkerConsumer, partitions: list[TopicPartition]) -> Takeover:
+        """The same for partitions this worker owns, after the store's server changed
+        under it: it had recorded a mark for every one, so a missing mark was lost."""
+        return self._take(consumer, partitions, "server replaced")
+
+    def _take(
+        self, consumer: WorkerConsumer, partitions: list[TopicPartition], why: _Why
     ) -> Takeover:
-        """Where each partition is consumed from (``positions.py``): its last commit, or
-        the store's mark where that is lower. ``replaced``: the store's server changed
-        under this worker, which recorded a mark for every partition it took."""
         committed = committed_offsets(consumer, partitions)
-        behind = self._behind(consumer, committed, replaced=replaced)
+        behind = self._behind(consumer, committed, why)
         starts = start_offsets(consumer, committed)
         starts.update({tp: mark for tp, (mark, _) in behind.items()})
         return Takeover(starts=starts, quiet_below={tp: c for tp, (_, c) in behind.items()})
 
     def _behind(
-        self, consumer: WorkerConsumer, committed: Mapping[TP, int], *, replaced: bool
+        self, consumer: WorkerConsumer, committed: Mapping[TP, int], why: _Why
     ) -> dict[TP, tuple[int, int]]:
         """Candidates partitions whose store lacks committed events: (its mark, committed).
 
@@ -144,7 +155,7 @@ class Recovery:
 
         A partition with no mark is new to the store (a new deployment, one from before
         the marks, a store rebuilt from the facts topic), unless the store holds marks of
-        the group's other partitions or its server was ``replaced`` under this worker:
+        the group's other partitions or its server was replaced under this worker:
         then the partition's first mark was lost with the writes after it, and it is
         replayed from its log's start.
         """
@@ -155,17 +166,18 @@ class Recovery:
         marks, known = self._on_loop(self._read_marks(set(candidates)))
         lost = [tp for tp, o in candidates.items() if tp not in marks and o > 0]
         firsts: dict[TP, int] = {}
-        if lost and (known or replaced):
+        if lost and (known or why == "server replaced"):
             # start_offsets gives a partition without a commit its log's first offset.
             starts = start_offsets(consumer, dict.fromkeys(lost, -1))
             firsts = {tp: first for tp, first in starts.items() if first < candidates[tp]}
             marks.update(firsts)
         if firsts:
+            other_marks = "holds the group's other marks"
             log.warning(
                 "the store lacks the commit marks of %s though it %s: their first marks "
                 "were lost with the writes after them; replaying from the log's start",
                 names([TopicPartition(*tp) for tp in sorted(firsts)]),
-                "had its server replaced" if replaced else "holds the group's other marks",
+                "had its server replaced" if why == "server replaced" else other_marks,
             )  # fmt: skip
         behind: dict[TP, tuple[int, int]] = {}
         baseline: dict[TP, int] = {}

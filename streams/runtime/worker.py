@@ -30,12 +30,12 @@ from confluent_kafka import KafkaError, KafkaException, TopicPartition
 from slotwise.streams.runtime import clock, metrics
 from slotwise.streams.runtime.checkpoint import TP, Checkpoint, Sink
 from slotwise.streams.runtime.consumed import Consumed
-from slotwise.streams.runtime.deadletter import dead_letter
 from slotwise.streams.runtime.errors import ConsumerFailed
 from slotwise.streams.runtime.health import Health
+from slotwise.streams.runtime.intake import Intake
 from slotwise.streams.runtime.offsets import PartitionLedger
 from slotwise.streams.runtime.ports import Fetched, ProbingPublisher, WorkerConsumer
-from slotwise.streams.runtime.positions import Pauses, keys, names
+from slotwise.streams.runtime.positions import Pauses, Redeliveries, keys, names
 from slotwise.streams.runtime.recovery import (
     Recovery,
     StoreMarks,
@@ -43,23 +43,18 @@ from slotwise.streams.runtime.recovery import (
     SubjectHeal,
     Takeover,
 )
+from slotwise.streams.runtime.rejoin import RejoinWatch
 from slotwise.streams.runtime.retry import Classifier, GiveUp, RetryPolicy
 from slotwise.streams.runtime.scheduling import KeyedScheduler
 from slotwise.streams.runtime.watch import LagGauge, StuckEvents, watch_broker
 from slotwise.topics import tracing
 from slotwise.topics.catalogue import Catalogue
-from slotwise.topics.codec import decode_record
-from slotwise.topics.exceptions import RecordError
 from slotwise.topics.outbound import Outbound
 from slotwise.topics.records import CandidateFact, Command, Observation, Record
 
 __all__ = ["RecordProcessor", "Worker", "WorkerConfig"]
 
 log = logging.getLogger(__name__)
-
-# Under the broker's and the producer's ~1 MB message limit, or the dead letter
-# itself could never be published and every commit would stall behind it.
-_DEADLETTER_VALUE_BYTES = 512 * 1024
 
 
 class RecordProcessor(Protocol):
@@ -79,6 +74,9 @@ class WorkerConfig:
     max_message_bytes: int = 1024 * 1024
     max_text_bytes: int = 64 * 1024
     shutdown_timeout_s: float = 30.0
+    # How long a consumer whose partitions were lost may go unassigned before it is
+    # replaced (``rejoin.py``).
+    rejoin_timeout_s: float = 60.0
 
 
 class Worker:
@@ -89,6 +87,7 @@ class Worker:
         write_path: RecordProcessor,
         *,
         consumer: WorkerConsumer,
+        replace_consumer: Callable[[], WorkerConsumer] | None = None,
         publisher: ProbingPublisher,
         sinks: Mapping[str, Sink],
         classify: Classifier,
@@ -101,6 +100,11 @@ class Worker:
         self._catalogue = catalogue
         self._write = write_path
         self._consumer = consumer
+        self._replace_consumer = replace_consumer
+        self._rejoin = RejoinWatch(config.rejoin_timeout_s)
+        self._intake = Intake(
+            catalogue.observations, config.max_message_bytes, config.max_text_bytes
+        )
         self._publisher = publisher
         self._health = health
         self._scheduler = KeyedScheduler()
@@ -118,8 +122,7 @@ class Worker:
         self._stuck = StuckEvents()
         self._lag = LagGauge()
         self._pauses = Pauses()  # changed on the poll thread only
-        # Written on the event loop between two polls, read by the next one.
-        self._seeks: dict[TP, int] = {}
+        self._redeliveries = Redeliveries()
         # What a rebalance callback failed with, for the poll to raise: raised inside the
         # callback, confluent-kafka hands it on as a non-exception that kills the thread.
         self._assign_failed: Exception | None = None
@@ -148,6 +151,8 @@ class Worker:
             while not stop.is_set() and not committer.done():
                 if self._recovery.rewind_due:
                     await self._rewind()
+                if self._replace_consumer is not None and self._rejoin.overdue:
+                    await self._on_poll_thread(self._new_consumer)
                 messages = await self._on_poll_thread(self._poll, self._wants_pause())
                 for message in messages:
                     self._dispatch(message)
@@ -168,10 +173,27 @@ class Worker:
             on_lost=self._on_lost,
         )
 
+    def _new_consumer(self) -> None:
+        """Close the consumer that lost its partitions and never rejoined, and subscribe
+        a new one: it joins under the same instance id and is assigned them again, from
+        the last commit, like any new owner."""
+        assert self._replace_consumer is not None
+        out_s = self._rejoin.out_for_s
+        log.warning("no partitions for %.0f s since they were lost: a new consumer", out_s)
+        self._health.failing("kafka-group", f"partitions lost {out_s:.0f} s ago, not back")
+        try:
+            self._consumer.close()
+        except KafkaException as exc:
+            log.warning("closing the stalled consumer failed: %s", exc)
+        self._consumer = self._replace_consumer()
+        self._pauses = Pauses()
+        self._rejoin.replaced()
+        self._subscribe()
+
     def _poll(self, pause: bool) -> Sequence[Fetched]:
         """Pause or resume, fetch once, and read what the commits need; rebalance
         callbacks run inside the fetch."""
-        self._seek_redelivered()
+        self._redeliveries.seek(self._consumer)
         if pause != self._pauses.on:
             self._pause(pause)
         messages = self._consumer.consume(500, 0.1)
@@ -185,21 +207,6 @@ class Worker:
 
     def _pause(self, pause: bool) -> None:
         self._pauses.set(self._consumer, pause)
-
-    def _seek_redelivered(self) -> None:
-        """Send partitions that delivered taken offsets again back to their next one."""
-        if not self._seeks:
-            return
-        seeks, self._seeks = self._seeks, {}
-        owned = {(tp.topic, tp.partition) for tp in self._consumer.assignment()}
-        for (topic, partition), offset in seeks.items():
-            if (topic, partition) not in owned:
-                continue
-            try:
-                self._consumer.seek(TopicPartition(topic, partition, offset))
-            except KafkaException as exc:
-                # Nothing is lost: the offsets it delivers again are dropped one by one.
-                log.warning("seeking %s[%d] to %d failed: %s", topic, partition, offset, exc)
 
     def _wants_pause(self) -> bool:
         """Backpressure: stop fetching at the in-flight bound, resume below 80 % of it."""
@@ -250,23 +257,13 @@ class Worker:
             # consumes it from the committed offset.
             return
         if not ledger.track(offset):
-            self._redelivered(consumed.tp, offset, ledger.next_offset)
+            self._redeliveries.note(consumed.tp, offset, ledger.next_offset)
             return
         metrics.EVENTS_IN.labels(topic).inc()
         metrics.IN_FLIGHT.labels(topic, str(partition)).set(ledger.held)
-        try:
-            record = decode_record(
-                consumed.value,
-                # A keyless record has no subject partition: it must not pass unchecked.
-                key=consumed.key if consumed.key is not None else b"",
-                expect=_EXPECT[topic == self._catalogue.observations],
-                max_message_bytes=self._config.max_message_bytes,
-                max_text_bytes=self._config.max_text_bytes,
-            )
-        except RecordError as exc:
-            ledger.complete(
-                offset, (self._dead_letter(consumed, exc.reason, exc.message, exc.field),)
-            )
+        record = self._intake.read(consumed)
+        if isinstance(record, Outbound):
+            ledger.complete(offset, (record,))  # a dead letter in the record's place
             return
         key: Hashable = (
             (topic, partition, "offset", offset)
@@ -286,7 +283,7 @@ class Worker:
                 marks_progress=isinstance(record, Observation),
             )
             if isinstance(result, GiveUp):
-                result = (self._dead_letter(consumed, result.reason, result.message, None),)
+                result = (self._intake.dead_letter(consumed, result.reason, result.message, None),)
             result = tracing.carry(result)
         if self._checkpoint.ledgers.get(consumed.tp) is ledger:  # not revoked meanwhile
             ledger.complete(consumed.offset, result)
@@ -302,38 +299,11 @@ class Worker:
             return await self._write.on_command(record)
         raise TypeError(f"unexpected record {type(record).__name__}")
 
-    def _redelivered(self, tp: TP, offset: int, next_offset: int) -> None:
-        """An offset taken before came again: it is dropped, and the partition sent back
-        to the next offset not taken (``offsets.PartitionLedger.track``)."""
-        metrics.REDELIVERED.labels(tp[0], str(tp[1])).inc()
-        if tp not in self._seeks:
-            log.warning(
-                "%s[%d] delivered offset %d again, after %d; fetching it from %d",
-                tp[0], tp[1], offset, next_offset - 1, next_offset,
-            )  # fmt: skip
-        self._seeks[tp] = next_offset
-
-    def _dead_letter(
-        self, message: Consumed, reason: str, text: str, field: str | None
-    ) -> Outbound:
-        metrics.DEADLETTERS.labels(reason).inc()
-        return dead_letter(
-            key=message.key,
-            value=message.value,
-            headers=message.headers,
-            topic=message.topic,
-            partition=message.partition,
-            offset=message.offset,
-            reason=reason,
-            message=text,
-            field=field,
-            at=clock.now(),
-            max_value_bytes=min(self._config.max_message_bytes, _DEADLETTER_VALUE_BYTES),
-        )
-
     # ------------------------------------------------------- rebalance (poll thread)
 
     def _on_assign(self, consumer: WorkerConsumer, partitions: list[TopicPartition]) -> None:
+        if self._rejoin.assigned():
+            self._health.ok("kafka-group")
         try:
             self._assign(consumer, partitions)
         except Exception as exc:
@@ -367,7 +337,7 @@ class Worker:
     def _seek_back(self, partitions: set[TP]) -> Takeover:
         """Seek ``partitions`` to their last commit (or the store's lower mark)."""
         wanted = [TopicPartition(t, p) for t, p in sorted(partitions)]
-        takeover = self._recovery.takeover(self._consumer, wanted, replaced=True)
+        takeover = self._recovery.retake(self._consumer, wanted)
         for (topic, partition), start in takeover.starts.items():
             self._consumer.seek(TopicPartition(topic, partition, start))
         log.warning("replaying %s from their last commit", names(wanted))
@@ -381,6 +351,7 @@ class Worker:
     def _on_lost(self, consumer: WorkerConsumer, partitions: list[TopicPartition]) -> None:
         if partitions:
             log.warning("lost %s", names(partitions))
+            self._rejoin.lost()
         self._on_loop(self._release_partitions(keys(partitions)))
 
     def _on_loop(self, change: Coroutine[Any, Any, None]) -> None:
@@ -412,9 +383,3 @@ class Worker:
         await self._scheduler.cancel(keys)
         await self._checkpoint.release(gone)
         self._recovery.release(gone)
-
-
-_EXPECT: dict[bool, tuple[type[Any], ...]] = {
-    True: (Observation,),
-    False: (CandidateFact, Command),
-}

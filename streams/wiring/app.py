@@ -198,13 +198,17 @@ async def run_worker(
                 max_message_bytes=settings.max_message_bytes,
                 max_text_bytes=settings.max_text_bytes,
                 shutdown_timeout_s=settings.shutdown_timeout_s,
+                # Long enough for a rejoin after any session expiry to have happened.
+                rejoin_timeout_s=max(60.0, 3 * settings.session_timeout_ms / 1000),
             )
             kafka = clients(settings)
+            member = replica if settings.static_membership else None
             worker = Worker(
                 config,
                 services.catalogue,
                 services.write_path,
-                consumer=kafka.consumer(replica if settings.static_membership else None),
+                consumer=kafka.consumer(member),
+                replace_consumer=lambda: kafka.consumer(member),
                 publisher=kafka.publisher(settings.transactional_id or replica),
                 sinks=commit_sinks(settings, services),
                 classify=classify,

@@ -79,12 +79,6 @@ def test_the_worker_waits_out_an_outage_and_resumes_without_loss(
     service, down_s, private, pipeline = faulty
     config = WorkloadConfig(subjects=40, count=1500, seed=21, contradiction_rate=0.2)
     candidates = [w.candidate() for w in generate(config, AttributeSchema.load())]
-    if service == "kafka" and not down_s:
-        # A restart outlives the worker's 15 s session on a busy machine, and a static
-        # member whose session timed out can hang without rejoining (librdkafka #3437,
-        # open). Kafka's own default session, 45 s, covers a restart: that is the case
-        # here; the outage past the transaction timeout is the other one.
-        pipeline.extra_env["SLOTWISE_SESSION_TIMEOUT_MS"] = "45000"
     worker = pipeline.worker("steadfast")
     worker.wait_healthy()
     ends = pipeline.publish(pipeline.catalogue.candidates, candidates)

@@ -32,13 +32,13 @@ def topics(records: int = 20) -> InMemoryTopics:
     return broker
 
 
-def take(recovery: Recovery, consumer: TestingConsumer, *, replaced: bool = False) -> Takeover:
-    """A takeover as the worker's rebalance callback makes it: off the event loop."""
+def take(recovery: Recovery, consumer: TestingConsumer, how: str = "takeover") -> Takeover:
+    """A takeover (or a ``retake``) as the worker makes it: off the event loop."""
 
     async def scenario() -> Takeover:
         recovery.start(asyncio.get_running_loop())
         partitions = [TopicPartition(TOPIC, 0), TopicPartition(TOPIC, 1)]
-        return await asyncio.to_thread(recovery.takeover, consumer, partitions, replaced=replaced)
+        return await asyncio.to_thread(getattr(recovery, how), consumer, partitions)
 
     return asyncio.run(scenario())
 
@@ -82,7 +82,7 @@ def test_after_a_change_of_server_even_an_unknown_group_replays_from_the_logs_st
     broker = topics()
     broker.committed.update({TP0: 12, TP1: 15})
 
-    takeover = take(Recovery(TOPIC, marks=InMemoryMarks()), TestingConsumer(broker), replaced=True)
+    takeover = take(Recovery(TOPIC, marks=InMemoryMarks()), TestingConsumer(broker), "retake")
 
     assert takeover.starts == {TP0: 0, TP1: 0}
     assert takeover.quiet_below == {TP0: 12, TP1: 15}

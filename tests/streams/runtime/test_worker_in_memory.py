@@ -110,19 +110,26 @@ def rig(
     heal: SubjectHeal | None = None,
     max_in_flight: int = 1000,
     processor: RecordProcessor | None = None,
+    rejoin_timeout_s: float = 60.0,
+    health: Health | None = None,
 ) -> Rig:
     broker = broker or InMemoryTopics.of(CATALOGUE)
     clients = broker.clients(CATALOGUE)
     path = RecordingPath()
     worker = Worker(
-        WorkerConfig(max_in_flight=max_in_flight, commit_interval_s=0.005),
+        WorkerConfig(
+            max_in_flight=max_in_flight,
+            commit_interval_s=0.005,
+            rejoin_timeout_s=rejoin_timeout_s,
+        ),
         CATALOGUE,
         processor or path,
         consumer=clients.consumer(None),
+        replace_consumer=lambda: clients.consumer(None),
         publisher=clients.publisher("mem-worker"),
         sinks={},
         classify=classify,
-        health=Health(),
+        health=health or Health(),
         marks=marks,
         server=server,
         heal=heal,
@@ -246,6 +253,49 @@ def test_a_revoked_partition_drops_its_in_flight_events_and_its_new_owner_replay
     assert len(worker.path.seen) > 20
     assert len(worker.published()) == 20 and set(worker.published().values()) == {1}
     assert all(thread.startswith("slotwise-poll") for _, thread in worker.consumer.calls)
+
+
+def test_a_consumer_that_lost_its_partitions_and_never_rejoins_is_replaced() -> None:
+    # A static member whose session expired in a broker outage can stay out of the
+    # group for good (librdkafka #3437): a new consumer joins and replays the rest.
+    health = Health()
+    worker = rig(rejoin_timeout_s=0.05, health=health)
+    publish(worker.broker, ["ana", "bo", "cy", "di"], each=5)
+    stuck = "ana-002"
+    gate = asyncio.Event()
+    worker.path.held[stuck] = gate
+    first = worker.consumer
+
+    async def scenario() -> None:
+        await until(lambda: stuck in {c for _, c in worker.path.seen})
+        first.rebalance(revoke=[(CANDIDATES, 0), (CANDIDATES, 1)], lost=True)
+        await until(lambda: len(worker.broker.consumers) == 2)
+        gate.set()
+
+    run(worker, scenario)
+
+    assert first.closed and worker.consumer is not first
+    # What the lost consumer left uncommitted was applied again, and published once.
+    assert len(worker.path.seen) > 20
+    assert len(worker.published()) == 20 and set(worker.published().values()) == {1}
+    assert health.report()[0]
+
+
+def test_a_consumer_assigned_again_after_a_loss_is_kept() -> None:
+    worker = rig(rejoin_timeout_s=0.2)
+    publish(worker.broker, ["ana", "bo"], each=5)
+    first = worker.consumer
+
+    async def scenario() -> None:
+        await until(lambda: len(worker.path.seen) > 0)
+        first.rebalance(revoke=[(CANDIDATES, 0), (CANDIDATES, 1)], lost=True)
+        first.rebalance(assign=[(CANDIDATES, 0), (CANDIDATES, 1)])
+        await asyncio.sleep(0.4)
+
+    run(worker, scenario)
+
+    assert worker.broker.consumers == [first]  # no second consumer was made
+    assert len(worker.published()) == 10
 
 
 def _partition_of(broker: InMemoryTopics, subject: str) -> int:

@@ -19,6 +19,7 @@ from pathlib import Path
 from slotwise.streams.config import Settings
 from slotwise.streams.dev.kafka_broker import KAFKA_VERSION, Kafka, kafka_classpath_dir
 from slotwise.streams.dev.kafka_security import apply_acls
+from slotwise.streams.dev.milvus_security import grant_users
 from slotwise.streams.dev.milvus_server import MILVUS_ENGINES, MilvusEngine, milvus_service
 from slotwise.streams.dev.redis_server import Redis
 from slotwise.streams.dev.security import Role, StackSecurity
@@ -87,6 +88,7 @@ class Stack:
                 address_of(settings.milvus_uri),
                 self.data_dir,
                 settings.milvus_uri,
+                self.security,
             ),
         )
 
@@ -137,16 +139,18 @@ class Stack:
             for service in self._services:
                 service.wait_healthy(started.get(service.name, service.our_pid()))
             if self.security is not None:
-                apply_acls(
-                    self.security,
-                    str(self._services[0].address),
-                    self.settings.catalogue(),
-                    self.settings.group_id,
-                )
+                self._grant(self.security)
             return tuple(
                 ServiceChange(s.status(), "started" if s.name in started else "reused")
                 for s in self._services
             )
+
+    def _grant(self, security: StackSecurity) -> None:
+        """Kafka's ACLs, and Milvus's users when a Milvus server (not Lite) answers."""
+        kafka, _, milvus = self._services
+        apply_acls(security, str(kafka.address), self.settings.catalogue(), self.settings.group_id)
+        if (milvus.engine() or "").startswith("server"):
+            grant_users(security, self.settings.milvus_uri)
 
     def down(self, grace_s: float = 30.0) -> tuple[ServiceChange, ...]:
         """Stop what this data dir started: SIGTERM, then SIGKILL after ``grace_s``."""

@@ -1,10 +1,15 @@
 """The secure stack end to end: each principal does its job and is refused outside it.
 
-A broker on SASL_SSL with SCRAM-SHA-512 and ACLs, and a Redis on TLS with ACL
-users, are brought up here (``slotwise stack up --secure``'s code) in a data dir
-of this module, on spare ports; Milvus is the shared Lite (it has no
-authentication). Every refusal must arrive as a clear error within a bound,
-never as a client waiting forever.
+A broker on SASL_SSL with SCRAM-SHA-512 and ACLs and a Redis on TLS with ACL
+users are brought up here (``slotwise stack up --secure``'s code) in a data dir
+of this module, on spare ports; the worker's Milvus is the shared Lite, which
+has no authentication. The last test starts a Milvus server with authorization
+on its own: PyPI's server holds etcd's fixed peer port (2380), so no other
+Milvus server may run on the machine meanwhile, which is why this module
+carries no ``milvus`` marker (``-m milvus_server`` sessions run one).
+
+Every refusal must arrive as a clear error within a bound, never as a client
+waiting forever.
 """
 
 from __future__ import annotations
@@ -15,16 +20,22 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import grpc
 import pytest
 import redis
 from confluent_kafka import KafkaError, Producer
+from pymilvus import MilvusClient
+from pymilvus.exceptions import MilvusException
 
 from slotwise.client import AccessDenied, Client, SupersessionEvent
 from slotwise.sinks.kafka.access import KafkaAccessDenied, check_access
 from slotwise.sinks.kafka.admin import ensure_topics
 from slotwise.streams.config import Settings
 from slotwise.streams.dev.demo import observations
+from slotwise.streams.dev.milvus_security import grant_users
+from slotwise.streams.dev.milvus_server import MilvusServer
 from slotwise.streams.dev.security import Role
+from slotwise.streams.dev.services import Address
 from slotwise.streams.dev.stack import Stack
 from slotwise.streams.dev.testing import WorkerProcess, service_port
 
@@ -33,7 +44,6 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.kafka,
     pytest.mark.redis,
-    pytest.mark.milvus,
 ]
 
 _REFUSAL_BOUND_S = 20.0
@@ -213,3 +223,55 @@ def test_redis_without_the_ca_or_without_tls_is_refused(secure: SecureStack) -> 
         no_ca.close()
         plain.close()
     _bounded(started)
+
+
+@pytest.fixture
+def milvus_server(secure: SecureStack) -> Iterator[str]:
+    """A Milvus server with authorization on, its users granted as a secure ``up`` does."""
+    if Address("127.0.0.1", 2380).listening():
+        pytest.fail(
+            "another Milvus server runs on this machine (it holds etcd's peer port 2380); "
+            "stop it to run this test",
+            pytrace=False,
+        )
+    security = secure.stack.security
+    assert security is not None
+    address = Address("127.0.0.1", service_port())
+    uri = f"http://{address}"
+    server = MilvusServer(address, secure.stack.data_dir, uri, security)
+    server.wait_healthy(server.start())
+    try:
+        grant_users(security, uri)
+        yield uri
+    finally:
+        server.stop(grace_s=10)
+
+
+def test_milvus_knows_no_anonymous_caller_and_the_server_role_only_reads(
+    secure: SecureStack, milvus_server: str
+) -> None:
+    security = secure.stack.security
+    assert security is not None
+    name = f"{secure.names['namespace']}_probe"
+    # pymilvus raises its own exception or gRPC's, depending on where the call is refused.
+    refused = (MilvusException, grpc.RpcError)
+    started = time.monotonic()
+    with pytest.raises(refused):
+        MilvusClient(milvus_server, timeout=5).list_collections()
+    with pytest.raises(refused, match="auth check failure"):  # the factory password is gone
+        MilvusClient(milvus_server, token="root:Milvus", timeout=5).list_collections()
+    _bounded(started)
+    worker = MilvusClient(milvus_server, token=security.milvus_token("worker"), timeout=30)
+    reader = MilvusClient(milvus_server, token=security.milvus_token("server"), timeout=30)
+    try:
+        worker.create_collection(name, dimension=4)
+        worker.insert(name, [{"id": 1, "vector": [0.1, 0.2, 0.3, 0.4]}])
+        assert len(reader.search(name, [[0.1, 0.2, 0.3, 0.4]], limit=1)) == 1
+        with pytest.raises(refused, match="PrivilegeInsert: permission deny to server"):
+            reader.insert(name, [{"id": 2, "vector": [0.1, 0.2, 0.3, 0.4]}])
+        with pytest.raises(refused, match="PrivilegeDropCollection: permission deny"):
+            reader.drop_collection(name)
+    finally:
+        worker.drop_collection(name)
+        worker.close()
+        reader.close()

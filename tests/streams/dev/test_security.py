@@ -22,6 +22,7 @@ from typer.testing import CliRunner
 from slotwise.streams.cli import app
 from slotwise.streams.config import Settings
 from slotwise.streams.dev.kafka_security import acl_bindings, broker_properties, scram_arguments
+from slotwise.streams.dev.milvus_server import milvus_service
 from slotwise.streams.dev.redis_server import redis_acl
 from slotwise.streams.dev.security import PRINCIPALS, StackSecurity
 from slotwise.streams.dev.services import Address
@@ -250,3 +251,16 @@ def test_a_broker_formatted_plain_is_not_made_secure_in_place(tmp_path: Path) ->
     with pytest.raises(StackError, match="formatted without --secure"):
         Stack(Settings(), tmp_path, secure=True)
     assert StackSecurity.recorded(tmp_path) is None
+
+
+def test_only_a_milvus_server_turns_authorization_on(security: StackSecurity) -> None:
+    address, data_dir = Address("127.0.0.1", 19999), security.directory.parent
+    uri = f"http://{address}"
+    secured = milvus_service("server", address, data_dir, uri, security)
+    plain = milvus_service("server", address, data_dir, uri)
+    lite = milvus_service("lite", address, data_dir, uri, security)
+
+    assert "--authorization-enabled" in secured.command()
+    assert "--authorization-enabled" not in plain.command()
+    assert secured.tokens == (security.milvus_token("root"), "root:Milvus")
+    assert lite.tokens == plain.tokens == ("",)  # Lite has no authentication at all

@@ -14,6 +14,7 @@ waiting forever.
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import Iterator
@@ -27,7 +28,7 @@ from confluent_kafka import KafkaError, Producer
 from pymilvus import MilvusClient
 from pymilvus.exceptions import MilvusException
 
-from slotwise.client import AccessDenied, Client, SupersessionEvent
+from slotwise.client import AccessDenied, Client, Fact, SupersessionEvent
 from slotwise.sinks.kafka.access import KafkaAccessDenied, check_access
 from slotwise.sinks.kafka.admin import ensure_topics
 from slotwise.streams.config import Settings
@@ -38,6 +39,8 @@ from slotwise.streams.dev.security import Role
 from slotwise.streams.dev.services import Address
 from slotwise.streams.dev.stack import Stack
 from slotwise.streams.dev.testing import WorkerProcess, service_port
+from slotwise.streams.read.store import open_store
+from slotwise.streams.read.subject_log import SubjectLog
 
 pytestmark = [
     pytest.mark.secure,
@@ -115,8 +118,28 @@ def test_the_worker_turns_a_producers_observations_into_a_subscribers_supersessi
             events.close()
         assert found, f"no supersession for {subject}:\n{worker.log_tail()}"
         assert found[0].attribute in {"employer", "database"}
+        _the_server_role_reads(secure.settings("server"), subject)
     finally:
         worker.stop(30)
+
+
+def _the_server_role_reads(settings: Settings, subject: str) -> None:
+    """What ``slotwise serve`` and ``mcp`` read, as their principal and Redis user."""
+    log = SubjectLog(settings.librdkafka())
+    try:
+        page = log.newest(settings.catalogue().supersessions, subject, 10, (SupersessionEvent,))
+    finally:
+        log.close()
+    assert page.records, "the server principal read no supersession"
+
+    async def facts() -> list[Fact]:
+        store = open_store(settings)
+        try:
+            return await store.facts(subject, include_history=True)
+        finally:
+            await store.close()
+
+    assert any(f.status == "superseded" for f in asyncio.run(facts()))
 
 
 def test_a_producer_may_not_read_supersessions(secure: SecureStack) -> None:

@@ -254,7 +254,8 @@ def milvus_server(secure: SecureStack) -> Iterator[str]:
     if Address("127.0.0.1", 2380).listening():
         pytest.fail(
             "another Milvus server runs on this machine (it holds etcd's peer port 2380); "
-            "stop it to run this test",
+            "stop it, or run this module in a network namespace (deploy/local/README.md, "
+            "The secure stack)",
             pytrace=False,
         )
     security = secure.stack.security

@@ -42,8 +42,8 @@ class KafkaAccessDenied(SlotwiseError, ConnectionError):
 
 def check_access(connection: Connection, timeout_s: float = 10.0) -> None:
     """Raise :class:`KafkaAccessDenied` on a refused login or certificate; return once the
-    brokers answer, or after ``timeout_s`` without a verdict (a broker still starting, or
-    down: the client's own timeouts and retries deal with that as before)."""
+    brokers answer, or without a verdict once none can be reached or after ``timeout_s``
+    (a broker down or still starting: the client's own timeouts and retries apply)."""
     failures: list[KafkaError] = []
     probe = Producer(
         client_config(connection, {"error_cb": failures.append, "client.id": "slotwise-probe"}),
@@ -60,6 +60,8 @@ def check_access(connection: Connection, timeout_s: float = 10.0) -> None:
             denied = next((f for f in failures if f.code() in _LOGIN), None)
             if denied is not None:
                 raise KafkaAccessDenied(f"kafka refused the connection: {denied.str()}")
+            if any(f.code() == KafkaError._ALL_BROKERS_DOWN for f in failures):
+                return  # nothing listens: no verdict, the client's own timeouts apply
     finally:
         probe.flush(0)
 

@@ -33,9 +33,9 @@ def test_other_errors_and_none_are_not_refusals(code: int) -> None:
     assert refusal(None) is None
 
 
-def test_no_broker_is_no_verdict_after_the_timeout() -> None:
+def test_no_broker_is_no_verdict_and_no_wait() -> None:
     started = time.monotonic()
 
-    check_access(f"127.0.0.1:{free_port()}", timeout_s=1.5)
+    check_access(f"127.0.0.1:{free_port()}", timeout_s=10.0)
 
-    assert 1.4 < time.monotonic() - started < 5.0
+    assert time.monotonic() - started < 5.0

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from slotwise.client.aio import AsyncClient
 from slotwise.client.exceptions import (
+    AccessDenied,
     ClientError,
     InvalidRequest,
     PublishFailed,
@@ -40,6 +41,7 @@ from slotwise.topics.records import (
 )
 
 __all__ = [
+    "AccessDenied",
     "AsyncClient",
     "AsyncSubscription",
     "CandidateFact",

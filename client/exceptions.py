@@ -4,6 +4,7 @@
     ├── InvalidRequest          an argument slotwise refuses: a subject id, a naive time,
     │                           a record of a kind that is not published, a topic; ``field``
     ├── Unavailable             Kafka, Redis, Milvus or the embedder failed; ``service``
+    │   └── AccessDenied        Kafka refused this principal: its login, its CA, or an ACL
     ├── PublishFailed           the broker did not acknowledge a record in time
     ├── WaitTimeout             the observation was not applied within the timeout
     └── UnreadableRecord        a subscribed record does not decode; ``topic``/``partition``/
@@ -18,6 +19,7 @@ from __future__ import annotations
 from slotwise.topics.exceptions import SlotwiseError
 
 __all__ = [
+    "AccessDenied",
     "ClientError",
     "InvalidRequest",
     "PublishFailed",
@@ -41,6 +43,10 @@ class Unavailable(ClientError, ConnectionError):
     def __init__(self, message: str, *, service: str) -> None:
         super().__init__(message)
         self.service = service
+
+
+class AccessDenied(Unavailable, PermissionError):
+    """Retrying will not help: the credentials, the CA or the ACLs must change."""
 
 
 class PublishFailed(ClientError):

@@ -23,7 +23,8 @@ from typing import Any
 
 from confluent_kafka import KafkaException, Producer
 
-from slotwise.client.exceptions import InvalidRequest, PublishFailed, Unavailable
+from slotwise.client.exceptions import AccessDenied, InvalidRequest, PublishFailed, Unavailable
+from slotwise.sinks.kafka.access import KafkaAccessDenied, check_access, refusal
 from slotwise.sinks.kafka.publisher import idempotent_producer
 from slotwise.streams.config import Settings
 from slotwise.topics.codec import CONTENT_TYPE, encode_record
@@ -88,6 +89,9 @@ class Publisher:
             if time.monotonic() > deadline:
                 raise PublishFailed(f"not acknowledged by the broker within {timeout_s:g}s")
             producer.poll(0.05)
+        denied = refusal(outcome["error"])
+        if denied is not None:
+            raise AccessDenied(f"{denied} on {topic}", service="kafka")
         if outcome["error"] is not None:
             raise PublishFailed(f"the broker refused the record: {outcome['error']}")
         message = outcome["message"]
@@ -102,9 +106,12 @@ class Publisher:
         with self._lock:
             if self._producer is None:
                 try:
+                    check_access(self._settings.librdkafka())
                     self._producer = idempotent_producer(
                         self._settings.librdkafka(), partitioner="consistent_random"
                     )
+                except KafkaAccessDenied as exc:
+                    raise AccessDenied(str(exc), service="kafka") from exc
                 except KafkaException as exc:
                     raise Unavailable(f"kafka: {exc.args[0]}", service="kafka") from exc
             return self._producer

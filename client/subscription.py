@@ -25,7 +25,8 @@ from typing import Any, Self
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message
 from pydantic import BaseModel
 
-from slotwise.client.exceptions import InvalidRequest, Unavailable, UnreadableRecord
+from slotwise.client.exceptions import AccessDenied, InvalidRequest, Unavailable, UnreadableRecord
+from slotwise.sinks.kafka.access import KafkaAccessDenied, check_access, refusal
 from slotwise.streams.config import Settings
 from slotwise.topics.codec import decode_record
 from slotwise.topics.exceptions import RecordError
@@ -93,8 +94,11 @@ class Subscription:
             }
         )
         try:
+            check_access(settings.librdkafka())
             self._consumer: Consumer | None = Consumer(config)
             self._consumer.subscribe([self._name])
+        except KafkaAccessDenied as exc:
+            raise AccessDenied(str(exc), service="kafka") from exc
         except KafkaException as exc:
             raise Unavailable(f"kafka: {exc.args[0]}", service="kafka") from exc
 
@@ -115,6 +119,9 @@ class Subscription:
         if message is None:
             return None
         error = message.error()
+        denied = refusal(error)
+        if denied is not None:  # polling on would wait forever for records it may not read
+            raise AccessDenied(f"{denied} on {self._name}", service="kafka")
         if error is not None:
             if error.fatal():
                 raise Unavailable(f"kafka: {error}", service="kafka")

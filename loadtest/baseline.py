@@ -37,9 +37,11 @@ from slotwise.sinks.kafka.admin import delete_topics, ensure_topics
 from slotwise.sinks.kafka.publisher import TransactionalPublisher, idempotent_producer
 from slotwise.streams.config import Settings
 from slotwise.topics.catalogue import Catalogue
-from slotwise.topics.connection import client_config
+from slotwise.topics.connection import Connection, client_config
 from slotwise.topics.exceptions import SlotwiseError
 from slotwise.topics.outbound import Outbound
+
+_BOOTSTRAP = "the brokers; their security comes from SLOTWISE_KAFKA_*"
 
 __all__ = ["BaselineError", "BaselineRun", "Ceiling", "measure_ceiling", "preload", "run_baseline"]
 
@@ -82,14 +84,19 @@ class Ceiling:
 
 
 def preload(
-    bootstrap: str, catalogue: Catalogue, records: int, *, subjects: int = 200, seed: int = 42
+    connection: Connection,
+    catalogue: Catalogue,
+    records: int,
+    *,
+    subjects: int = 200,
+    seed: int = 42,
 ) -> int:
     """Publish ``records`` generated candidates to the catalogue's candidates topic."""
     config = WorkloadConfig(subjects=subjects, count=records, seed=seed, subject_prefix="baseline")
     candidates = (w.candidate() for w in generate(config, AttributeSchema.load()))
     report = publish(
         candidates,
-        bootstrap,
+        connection,
         catalogue.candidates,
         rate=None,
         total=records,
@@ -102,7 +109,7 @@ def preload(
 
 
 def run_baseline(
-    bootstrap: str,
+    connection: Connection,
     redis_url: str,
     catalogue: Catalogue,
     *,
@@ -113,14 +120,14 @@ def run_baseline(
 ) -> BaselineRun:
     """Consume the candidates topic from the start in a fresh group until ``expected`` records."""
     run_id = uuid.uuid4().hex[:12]
-    consumer = Consumer(client_config(bootstrap, {
+    consumer = Consumer(client_config(connection, {
         "group.id": f"{catalogue.prefix}-baseline-{mode}-{run_id}",
         "auto.offset.reset": "earliest",
         "enable.auto.commit": False,
         "isolation.level": "read_committed",
     }))  # fmt: skip
     store = redis.Redis.from_url(redis_url)
-    loop = _Loop(bootstrap, catalogue, mode, f"{catalogue.prefix}:baseline:{run_id}", run_id)
+    loop = _Loop(connection, catalogue, mode, f"{catalogue.prefix}:baseline:{run_id}", run_id)
     consumer.subscribe([catalogue.candidates])
     seen = 0
     first: float | None = None
@@ -151,15 +158,15 @@ class _Loop:
     """Per-record work and per-interval commit of one mode."""
 
     def __init__(
-        self, bootstrap: str, catalogue: Catalogue, mode: Mode, key_prefix: str, run_id: str
+        self, connection: Connection, catalogue: Catalogue, mode: Mode, key_prefix: str, run_id: str
     ) -> None:
         self._catalogue = catalogue
         self._key_prefix = key_prefix
         self._offsets: dict[tuple[str, int], int] = {}
         self._pending: list[Outbound] = []
-        self._plain = idempotent_producer(bootstrap) if mode == "plain" else None
+        self._plain = idempotent_producer(connection) if mode == "plain" else None
         self._transactional = (
-            TransactionalPublisher(bootstrap, f"{catalogue.prefix}-baseline-{run_id}", catalogue)
+            TransactionalPublisher(connection, f"{catalogue.prefix}-baseline-{run_id}", catalogue)
             if mode == "transactional"
             else None
         )
@@ -217,7 +224,7 @@ def _produce(producer: Producer, topic: str, key: bytes, value: bytes | None) ->
 
 
 def measure_ceiling(
-    bootstrap: str,
+    connection: Connection,
     redis_url: str,
     catalogue: Catalogue,
     *,
@@ -226,12 +233,12 @@ def measure_ceiling(
     modes: Sequence[Mode] = ("plain", "transactional"),
 ) -> dict[Mode, Ceiling]:
     """Pre-load the catalogue's candidates topic once, then run each mode ``runs`` times."""
-    preload(bootstrap, catalogue, records)
+    preload(connection, catalogue, records)
     return {
         mode: Ceiling(
             mode,
             tuple(
-                run_baseline(bootstrap, redis_url, catalogue, expected=records, mode=mode)
+                run_baseline(connection, redis_url, catalogue, expected=records, mode=mode)
                 for _ in range(runs)
             ),
         )
@@ -244,7 +251,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m slotwise.loadtest.baseline", description=__doc__
     )
-    parser.add_argument("--bootstrap", default=settings.kafka_bootstrap)
+    parser.add_argument("--bootstrap", default=settings.kafka_bootstrap, help=_BOOTSTRAP)
     parser.add_argument("--redis-url", default=settings.redis_url)
     parser.add_argument("--records", type=int, default=20_000)
     parser.add_argument("--runs", type=int, default=3)
@@ -253,11 +260,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--json", type=Path, help="write the result here")
     args = parser.parse_args(argv)
     modes: tuple[Mode, ...] = ("plain", "transactional") if args.mode == "both" else (args.mode,)
+    connection = settings.librdkafka({"bootstrap.servers": args.bootstrap})
     catalogue = Catalogue(prefix=f"baseline-{uuid.uuid4().hex[:8]}", partitions=args.partitions)
-    ensure_topics(args.bootstrap, catalogue, settings.replication_factor)
+    ensure_topics(connection, catalogue, settings.replication_factor)
     try:
         ceilings = measure_ceiling(
-            args.bootstrap,
+            connection,
             args.redis_url,
             catalogue,
             records=args.records,
@@ -265,7 +273,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             modes=modes,
         )
     finally:
-        delete_topics(args.bootstrap, [spec.name for spec in catalogue.specs()])
+        delete_topics(connection, [spec.name for spec in catalogue.specs()])
     figures = [Figure("records per run", args.records, "records")]
     figures += [f for ceiling in ceilings.values() for f in ceiling.figures()]
     print_summary("baseline: consume → Redis HSET → produce", figures)

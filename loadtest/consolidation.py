@@ -107,7 +107,7 @@ def consolidation(options: Options) -> RunResult:
         records = [r for s in subjects for r in planted(s)]
         topic = bench.catalogue.candidates
         # Paced, so every fact's recorded_at (the log's clock) is its own millisecond.
-        publish(records, options.settings.kafka_bootstrap, topic, rate=500.0, track=False,
+        publish(records, options.settings.librdkafka(), topic, rate=500.0, track=False,
                 progress=options.progress)  # fmt: skip
         Follower(lambda: bench.committed_count(topic), [worker]).until(len(records), 900)
         # A warm-up run first, discarded: the measured runs start from the same quiet state.

@@ -67,7 +67,7 @@ def erasure(options: Options) -> RunResult:
             target=lambda: background.append(
                 publish(
                     _chat(options, subjects, stop),
-                    options.settings.kafka_bootstrap,
+                    options.settings.librdkafka(),
                     bench.catalogue.observations,
                     rate=_RATE,
                     progress=False,
@@ -151,7 +151,7 @@ def _chat(options: Options, subjects: int, stop: threading.Event) -> Iterator[Ob
 
 
 def _send(bench: Bench, command: Command) -> float:
-    producer = idempotent_producer(bench.settings.kafka_bootstrap)
+    producer = idempotent_producer(bench.settings.librdkafka())
     sent_at = time.time()
     producer.produce(
         bench.catalogue.candidates, key=command.subject_id.encode(), value=encode_record(command)

@@ -51,10 +51,15 @@ def index_of(
     )
 
 
+def _token(bench: Bench) -> str:
+    token = bench.settings.milvus_token
+    return token.get_secret_value() if token else ""
+
+
 def flush_milvus(bench: Bench) -> None:
     from pymilvus import MilvusClient  # noqa: PLC0415
 
-    client = MilvusClient(uri=bench.settings.milvus_uri)
+    client = MilvusClient(uri=bench.settings.milvus_uri, token=_token(bench))
     try:
         for name in client.list_collections():
             if name.startswith(f"{bench.milvus_prefix}_"):
@@ -92,7 +97,7 @@ def compacted_copy(bench: Bench, sources: Sequence[str], label: str) -> str:
 
     from slotwise.sinks.milvus.collections import FIELDS, create_collection  # noqa: PLC0415
 
-    client = MilvusClient(uri=bench.settings.milvus_uri)
+    client = MilvusClient(uri=bench.settings.milvus_uri, token=_token(bench))
     name, alias = f"{bench.milvus_prefix}_{label}", f"{bench.milvus_prefix}_{label}_current"
     try:
         aliases = client.list_aliases().get("aliases", [])

@@ -51,7 +51,7 @@ def paced(options: Options, *, rate: float, default_duration_s: float) -> RunRes
         topic = bench.catalogue.observations
         publish(
             (w.observation() for w in warm),
-            options.settings.kafka_bootstrap,
+            options.settings.librdkafka(),
             topic,
             rate=None,
             track=False,
@@ -67,7 +67,7 @@ def paced(options: Options, *, rate: float, default_duration_s: float) -> RunRes
         try:
             report = publish(
                 (w.observation() for w in writes),
-                options.settings.kafka_bootstrap,
+                options.settings.librdkafka(),
                 topic,
                 rate=rate,
                 total=count,

@@ -47,6 +47,7 @@ from slotwise.sinks.kafka.publisher import idempotent_producer
 from slotwise.streams.config import Settings
 from slotwise.topics.catalogue import Catalogue
 from slotwise.topics.codec import CONTENT_TYPE, encode_record
+from slotwise.topics.connection import Connection
 from slotwise.topics.records import CandidateFact, Observation
 
 __all__ = ["PublishReport", "TokenBucket", "publish", "record_id"]
@@ -130,7 +131,7 @@ def record_id(record: Publishable) -> str:
 
 def publish(
     records: Iterable[Publishable],
-    bootstrap: str,
+    connection: Connection,
     topic: str,
     *,
     rate: float | None,
@@ -145,7 +146,7 @@ def publish(
 
     ``rate`` None means flat out. ``track`` keeps each record's produce time.
     """
-    producer = idempotent_producer(bootstrap)
+    producer = idempotent_producer(connection)
     report = PublishReport(topic=topic, target_rate=rate)
 
     def delivered(error: KafkaError | None, _message: Message) -> None:
@@ -236,7 +237,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         prog="python -m slotwise.loadtest.producer",
         description="Publish a synthetic or LoCoMo workload.",
     )
-    parser.add_argument("--bootstrap", default=settings.kafka_bootstrap)
+    parser.add_argument(
+        "--bootstrap",
+        default=settings.kafka_bootstrap,
+        help="the brokers; their security comes from SLOTWISE_KAFKA_*",
+    )
     parser.add_argument("--kind", choices=("observations", "candidates"), default="observations")
     parser.add_argument("--topic", help="default: the catalogue's topic for --kind")
     parser.add_argument("--topic-prefix", default=settings.topic_prefix)
@@ -260,12 +265,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.corpus is not None:
         args.kind = "observations"
         args.prefix = f"{args.prefix}-" if args.prefix else ""
+    connection = settings.librdkafka({"bootstrap.servers": args.bootstrap})
     catalogue = Catalogue(prefix=args.topic_prefix, partitions=args.partitions)
     topic = args.topic or getattr(catalogue, args.kind)
     if args.topic is None:
-        ensure_topics(args.bootstrap, catalogue, settings.replication_factor)
+        ensure_topics(connection, catalogue, settings.replication_factor)
     records, total = _records(args)
-    report = publish(records, args.bootstrap, topic, rate=args.rate, total=total, track=False)
+    report = publish(records, connection, topic, rate=args.rate, total=total, track=False)
     print_summary(f"publish {args.kind}", report.figures())
     if args.json:
         config = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}

@@ -139,7 +139,7 @@ def preload(
 ) -> None:
     report = publish(
         records,
-        bench.settings.kafka_bootstrap,
+        bench.settings.librdkafka(),
         topic,
         rate=None,
         total=total,
@@ -193,7 +193,7 @@ def paced_window(
     try:
         report = publish(
             (w.observation() for w in writes),
-            options.settings.kafka_bootstrap,
+            options.settings.librdkafka(),
             bench.catalogue.observations,
             rate=rate,
             total=count,
@@ -325,17 +325,17 @@ def _ceiling(options: Options) -> dict[str, float]:
     catalogue = Catalogue(
         prefix=f"bench-{uuid.uuid4().hex[:8]}-baseline", partitions=options.partitions
     )
-    ensure_topics(settings.kafka_bootstrap, catalogue, settings.replication_factor)
+    ensure_topics(settings.librdkafka(), catalogue, settings.replication_factor)
     try:
         ceilings = measure_ceiling(
-            settings.kafka_bootstrap,
+            settings.librdkafka(),
             settings.redis_url,
             catalogue,
             records=options.baseline_records,
             runs=1,
         )
     finally:
-        delete_topics(settings.kafka_bootstrap, [spec.name for spec in catalogue.specs()])
+        delete_topics(settings.librdkafka(), [spec.name for spec in catalogue.specs()])
     return {mode: ceiling.rate for mode, ceiling in ceilings.items()}
 
 

@@ -73,6 +73,9 @@ class KafkaSettings(BaseSettings):
     kafka_sasl_mechanism: str | None = None
     kafka_sasl_username: str | None = None
     kafka_sasl_password: SecretStr | None = None
+    # The CA file (PEM) that signed the brokers' certificates, for an SSL or SASL_SSL
+    # listener whose CA the system store does not hold (`slotwise stack up --secure`)
+    kafka_ssl_ca_location: Path | None = None
     topic_prefix: str = "slotwise"
     partitions: int = Field(12, ge=1)
     replication_factor: int = Field(1, ge=1)
@@ -91,6 +94,9 @@ class KafkaSettings(BaseSettings):
             "sasl.password": (
                 self.kafka_sasl_password.get_secret_value() if self.kafka_sasl_password else None
             ),
+            "ssl.ca.location": str(self.kafka_ssl_ca_location)
+            if self.kafka_ssl_ca_location
+            else None,
         }
         config.update({key: value for key, value in optional.items() if value is not None})
         return {**config, **(extra or {})}

@@ -16,6 +16,7 @@ from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
+from slotwise.sinks.kafka.access import KafkaAccessDenied, check_access
 from slotwise.topics.catalogue import Catalogue
 from slotwise.topics.connection import Connection, client_config
 from slotwise.topics.exceptions import SlotwiseError
@@ -60,6 +61,10 @@ class EnsureResult:
 
 
 def _admin(connection: Connection) -> AdminClient:
+    try:
+        check_access(connection)  # a refused login fails now, not after every timeout
+    except KafkaAccessDenied as exc:
+        raise TopicRequestFailed(str(exc)) from exc
     return AdminClient(client_config(connection), logger=_log)
 
 

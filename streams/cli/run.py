@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from slotwise.sinks.exceptions import EmbeddingModelMismatch
+from slotwise.sinks.kafka.access import KafkaAccessDenied
 from slotwise.sinks.kafka.admin import ensure_topics
 from slotwise.sinks.kafka.publisher import idempotent_producer
 from slotwise.streams.cli.durations import duration
@@ -67,7 +68,7 @@ def worker(
     # model); its event loop costs less per trip than asyncio's.
     try:
         uvloop.run(main())
-    except EmbeddingModelMismatch as exc:
+    except (EmbeddingModelMismatch, KafkaAccessDenied) as exc:
         # A deployment error with its remedy in the message, not a crash: one line, exit 1.
         logging.getLogger("slotwise.streams.runtime.worker").error("refused to start: %s", exc)
         raise typer.Exit(1) from None
@@ -96,7 +97,7 @@ def demo(
         _err.print(f"[red]stack up failed:[/] {exc}")
         raise typer.Exit(1) from None
     catalogue = settings.catalogue()
-    ensure_topics(settings.kafka_bootstrap, catalogue, settings.replication_factor)
+    ensure_topics(settings.librdkafka(), catalogue, settings.replication_factor)
     subject = f"demo-ana-{uuid.uuid4().hex[:6]}"
     asyncio.run(_demo(settings, subject, timeout))
 

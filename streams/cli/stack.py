@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Annotated
 
@@ -12,6 +13,7 @@ from rich.text import Text
 
 from slotwise.sinks.kafka.admin import TopicAdminError, ensure_topics
 from slotwise.streams.config import Settings
+from slotwise.streams.dev.security import ROLES, Role
 from slotwise.streams.dev.stack import (
     MilvusEngine,
     ServiceChange,
@@ -60,8 +62,21 @@ MilvusFlag = Annotated[
 ]
 
 
-def _stack(data_dir: Path | None, milvus: MilvusEngine | None = None) -> Stack:
-    return Stack(Settings(), data_dir, milvus=milvus)
+SecureFlag = Annotated[
+    bool,
+    typer.Option(
+        "--secure",
+        help="Kafka on SASL_SSL (SCRAM-SHA-512) with ACLs per principal, Redis on TLS with "
+        "ACL users, a Milvus server with a token; credentials: `slotwise stack env --role`. "
+        "A data dir brought up secure stays secure.",
+    ),
+]
+
+
+def _stack(
+    data_dir: Path | None, milvus: MilvusEngine | None = None, *, secure: bool = False
+) -> Stack:
+    return Stack(Settings(), data_dir, milvus=milvus, secure=secure)
 
 
 def _show(stack: Stack, rows: tuple[ServiceStatus, ...], actions: tuple[str, ...] = ()) -> None:
@@ -81,14 +96,39 @@ def _show_changes(stack: Stack, changes: tuple[ServiceChange, ...]) -> None:
 
 
 @stack_app.command()
-def up(data_dir: DataDir = None, milvus: MilvusFlag = None) -> None:
+def up(data_dir: DataDir = None, milvus: MilvusFlag = None, secure: SecureFlag = False) -> None:
     """Start what is not running (reusing whatever already answers) and wait until healthy."""
     try:
-        stack = _stack(data_dir, milvus)
+        stack = _stack(data_dir, milvus, secure=secure)
         _show_changes(stack, stack.up())
     except StackError as exc:
         _fail("stack up failed", exc)
         raise typer.Exit(1) from None
+    if stack.security is not None:
+        _out.print(
+            'secure: eval "$(slotwise stack env --role ROLE)" with ROLE one of '
+            f"{', '.join(ROLES)} (deploy/local/README.md)",
+            soft_wrap=True,
+        )
+        if stack.milvus_engine == "lite":
+            _out.print("Milvus Lite has no authentication: --milvus server has a token.")
+
+
+@stack_app.command()
+def env(
+    role: Annotated[
+        Role, typer.Option("--role", help="Whose credentials: " + ", ".join(ROLES) + ".")
+    ],
+    data_dir: DataDir = None,
+) -> None:
+    """Print the `export SLOTWISE_…` lines of one role against the secure stack."""
+    try:
+        variables = _stack(data_dir).role_env(role)
+    except StackError as exc:
+        _fail("stack env failed", exc)
+        raise typer.Exit(1) from None
+    for name, value in variables.items():
+        print(f"export {name}={shlex.quote(value)}")
 
 
 @stack_app.command()
@@ -131,7 +171,7 @@ def create(
         prefix=prefix or settings.topic_prefix, partitions=partitions or settings.partitions
     )
     try:
-        result = ensure_topics(settings.kafka_bootstrap, catalogue, settings.replication_factor)
+        result = ensure_topics(settings.librdkafka(), catalogue, settings.replication_factor)
     except TopicAdminError as exc:
         _fail("topics create refused", exc)
         raise typer.Exit(1) from None

@@ -18,6 +18,8 @@ from string import Template
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
+from slotwise.streams.dev.kafka_security import broker_properties, scram_arguments
+from slotwise.streams.dev.security import StackSecurity
 from slotwise.streams.dev.services import (
     REPO_ROOT,
     Address,
@@ -51,14 +53,23 @@ class Kafka(Service):
     marker = "kafka.Kafka"
     start_timeout_s = 120.0
 
-    def __init__(self, address: Address, data_dir: Path, version: str) -> None:
+    def __init__(
+        self,
+        address: Address,
+        data_dir: Path,
+        version: str,
+        security: StackSecurity | None = None,
+    ) -> None:
+        """``security``: SASL_SSL, SCRAM users and ACLs (``kafka_security.py``); None: plain."""
         super().__init__(address, data_dir)
         self.version = version
+        self.security = security
         self.lib = kafka_classpath_dir(version)
         self.properties = self.workdir / "server.properties"
 
     def healthy(self) -> bool:
-        admin = AdminClient(client_config(str(self.address)), logger=_quiet)
+        secure = self.security.kafka_client("admin") if self.security else None
+        admin = AdminClient(client_config(str(self.address), secure), logger=_quiet)
         try:
             return bool(admin.list_topics(timeout=2).brokers)
         except KafkaException:
@@ -88,14 +99,16 @@ class Kafka(Service):
             self._resolve_classpath()
         data = self.workdir / "data"
         template = Template((_KAFKA_DEPLOY / "server.properties").read_text())
-        self.properties.write_text(
-            template.substitute(
-                host=self.address.host,
-                broker_port=self.address.port,
-                controller_port=self.address.port + 1,
-                log_dirs=data,
-            )
+        properties = template.substitute(
+            host=self.address.host,
+            broker_port=self.address.port,
+            controller_port=self.address.port + 1,
+            log_dirs=data,
         )
+        if self.security is not None:
+            properties += broker_properties(self.security, self.address, self.address.port + 1)
+        self.properties.write_text(properties)
+        self.properties.chmod(0o600)  # it holds the admin's password when secure
         if not (data / "meta.properties").exists():
             self._format(data)
 
@@ -146,6 +159,7 @@ class Kafka(Service):
                     cluster_id,
                     "-c",
                     str(self.properties),
+                    *(scram_arguments(self.security) if self.security else []),
                 ],
                 stdout=log,
                 stderr=subprocess.STDOUT,

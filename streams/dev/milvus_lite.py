@@ -5,8 +5,12 @@ from __future__ import annotations
 import importlib.util
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from slotwise.streams.dev.services import Address, MissingTool, Service
+
+if TYPE_CHECKING:
+    from pymilvus import MilvusClient
 
 __all__ = ["Milvus"]
 
@@ -16,40 +20,49 @@ class Milvus(Service):
     marker = "milvus_lite"
     start_timeout_s = 120.0
 
+    tokens: tuple[str, ...] = ("",)
+    """What to log in with, tried in turn: none for Lite (it has no authentication)."""
+
     def __init__(self, address: Address, data_dir: Path, uri: str) -> None:
         super().__init__(address, data_dir)
         self.uri = uri
 
     def healthy(self) -> bool:
+        client = self._client()
+        if client is None:
+            return False
+        client.close()
+        return True
+
+    def _client(self) -> MilvusClient | None:
+        """A client logged in with the first of :attr:`tokens` that lists collections."""
         # pymilvus takes over a second to import: only `status` and `up` should pay for it.
         from pymilvus import MilvusClient  # noqa: PLC0415
         from pymilvus.exceptions import MilvusException  # noqa: PLC0415
 
         from slotwise.sinks.milvus.index import GRPC_OPTIONS  # noqa: PLC0415
 
-        try:
-            client = MilvusClient(self.uri, timeout=2, grpc_options=GRPC_OPTIONS)
-        except MilvusException:
-            return False
-        try:
-            client.list_collections()
-            return True
-        except MilvusException:
-            return False
-        finally:
-            client.close()
+        for token in self.tokens:
+            try:
+                client = MilvusClient(self.uri, token=token, timeout=2, grpc_options=GRPC_OPTIONS)
+            except MilvusException:
+                continue
+            try:
+                client.list_collections()
+                return client
+            except MilvusException:
+                client.close()
+        return None
 
     def engine(self) -> str | None:
         """``lite 3.2.2`` or ``server v2.3.5-lite`` (PyPI's standalone server calls itself
         that): what the Milvus at the URI reports, whoever started it."""
-        from pymilvus import MilvusClient  # noqa: PLC0415
         from pymilvus.exceptions import MilvusException  # noqa: PLC0415
 
         from slotwise.sinks.milvus.engine import EngineTraits  # noqa: PLC0415
 
-        try:
-            client = MilvusClient(self.uri, timeout=2)
-        except MilvusException:
+        client = self._client()
+        if client is None:
             return None
         try:
             traits = EngineTraits.of_version(str(client.get_server_version(timeout=2)))

@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Literal
 
 from slotwise.streams.dev.milvus_lite import Milvus
+from slotwise.streams.dev.milvus_security import root_tokens
+from slotwise.streams.dev.security import StackSecurity
 from slotwise.streams.dev.services import Address, MissingTool
 
 __all__ = ["MILVUS_ENGINES", "MilvusEngine", "MilvusServer", "milvus_service"]
@@ -38,6 +40,15 @@ _SERVER_CONFIG = {"proxy.timeTickInterval": "20"}
 class MilvusServer(Milvus):
     marker = "milvus-server"
     start_timeout_s = 180.0  # ~40 s on two idle cores; more while the machine is busy
+
+    def __init__(
+        self, address: Address, data_dir: Path, uri: str, security: StackSecurity | None = None
+    ) -> None:
+        """``security``: authorization on, root and the users of ``milvus_security.py``."""
+        super().__init__(address, data_dir, uri)
+        self.security = security
+        if security is not None:
+            self.tokens = root_tokens(security)
 
     def preflight(self) -> None:
         self.command()
@@ -61,6 +72,7 @@ class MilvusServer(Milvus):
             str(self.workdir / "server"),
             "--proxy-port",
             str(self.address.port),
+            *(["--authorization-enabled", "true"] if self.security else []),
             *extra,
         ]
 
@@ -81,8 +93,17 @@ class MilvusServer(Milvus):
         return True
 
 
-def milvus_service(engine: MilvusEngine, address: Address, data_dir: Path, uri: str) -> Milvus:
-    return (MilvusServer if engine == "server" else Milvus)(address, data_dir, uri)
+def milvus_service(
+    engine: MilvusEngine,
+    address: Address,
+    data_dir: Path,
+    uri: str,
+    security: StackSecurity | None = None,
+) -> Milvus:
+    """Lite ignores ``security``: it has no authentication to turn on."""
+    if engine == "server":
+        return MilvusServer(address, data_dir, uri, security)
+    return Milvus(address, data_dir, uri)
 
 
 def _group_alive(group: int) -> bool:

@@ -58,12 +58,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, cast
 
 import faust
+from faust.auth import SASLCredentials, SSLCredentials
 from faust.transport.consumer import RecordMap
 from faust.transport.drivers import aiokafka as faust_aiokafka
 from faust.types import TP
@@ -194,6 +196,23 @@ class _App(faust.App):
         return _Transport(self.conf.broker_consumer, self)
 
 
+def broker_credentials(settings: Settings) -> SASLCredentials | SSLCredentials | None:
+    """The librdkafka security settings of ``settings``, as faust's aiokafka driver takes them."""
+    config = settings.librdkafka()
+    protocol = str(config.get("security.protocol", "PLAINTEXT")).upper()
+    if protocol == "PLAINTEXT":
+        return None
+    context = ssl.create_default_context(cafile=config.get("ssl.ca.location"))
+    if protocol == "SSL":
+        return SSLCredentials(context)
+    return SASLCredentials(
+        username=config.get("sasl.username"),
+        password=config.get("sasl.password"),
+        mechanism=config.get("sasl.mechanism", "PLAIN"),
+        ssl_context=context if protocol == "SASL_SSL" else None,
+    )
+
+
 def build_app(
     settings: Settings,
     knobs: ForgetSettings | None = None,
@@ -206,6 +225,7 @@ def build_app(
     app = _App(
         app_id(settings),
         broker=f"kafka://{settings.kafka_bootstrap}",
+        broker_credentials=broker_credentials(settings),
         store="memory://",
         topic_partitions=settings.partitions,
         topic_replication_factor=settings.replication_factor,

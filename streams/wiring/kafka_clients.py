@@ -11,6 +11,7 @@ from typing import Any
 
 from confluent_kafka import Consumer
 
+from slotwise.sinks.kafka.access import check_access
 from slotwise.sinks.kafka.publisher import TransactionalPublisher
 from slotwise.streams.config import KafkaSettings, Settings
 from slotwise.streams.runtime.ports import WorkerClients
@@ -20,7 +21,9 @@ __all__ = ["kafka_clients", "worker_consumer", "worker_publisher"]
 
 def kafka_clients(settings: Settings) -> WorkerClients:
     """The worker's clients on the brokers of ``settings`` (tests hand the worker the
-    in-memory ones of ``streams/runtime/testing.py`` instead)."""
+    in-memory ones of ``streams/runtime/testing.py`` instead). A refused login or
+    certificate fails the start here, in words, instead of a consumer polling forever."""
+    check_access(settings.librdkafka())
     return WorkerClients(
         consumer=partial(worker_consumer, settings), publisher=partial(worker_publisher, settings)
     )

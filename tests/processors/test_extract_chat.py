@@ -104,7 +104,7 @@ def test_a_state_that_lasted_starts_that_long_before_it_was_said() -> None:
 @pytest.mark.parametrize(
     ("text", "attribute"),
     [
-        ("forget that I told you about my job", "employer"),
+        ("forget that I told you about my employer", "employer"),
         ("please delete what you know about where I live", "home_city"),
         ("pls forget i ever told you what city i live in", "home_city"),
         ("can you remove my email from your memory", "email"),
@@ -143,6 +143,10 @@ def test_ambiguous_deletions_yield_nothing(text: str) -> None:
         "delete the stuff about my ex",
         "olvida lo que te acabo de decir",
         "forget that i'm job hunting",  # a quoted statement with no slot
+        # "my job" is the employer or the title: erasing either is a guess, both too wide.
+        "forget my job, it's not relevant",
+        "forget that I told you about my job",
+        "pls delete my job and my phone from your memory",
     ],
 )
 def test_a_deletion_whose_scope_cannot_be_read_asks_a_human(text: str) -> None:
@@ -163,6 +167,10 @@ def test_a_deletion_whose_scope_cannot_be_read_asks_a_human(text: str) -> None:
         ("borra mi número de teléfono de tu memoria", ["phone"]),
         ("esquece tudo o que sabes sobre mim", [None]),
         ("forget me", [None]),
+        # A longer name claims "job" before the unclear "my job" can.
+        ("forget my job title", ["job_title"]),
+        ("delete my work email please", ["email"]),
+        ("wipe everything you know about my job", [a.name for a in SCHEMA if a.category == "work"]),
     ],
 )
 def test_a_deletion_erases_exactly_the_scope_it_names(

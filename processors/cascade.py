@@ -47,6 +47,7 @@ from slotwise.processors.resolve import (
 )
 from slotwise.processors.schema import AttributeSchema
 from slotwise.processors.vector_fetch import vector_fetch
+from slotwise.processors.zone_moves import implied_zone_comparable
 from slotwise.topics.records import CandidateFact, DecidedBy, Fact, ReviewItem
 
 ReviewKind = Literal["close_neighbour", "model_failure"]
@@ -235,6 +236,19 @@ class Cascade:
                     reason=f"reader: unsure about {candidate.attribute}, which holds no "
                     "current fact; nothing to ask",
                     decided_by="policy",
+                )
+            if implied_zone_comparable(candidate, current):
+                # A move to a city whose IANA zone is known, against held IANA zones: the
+                # comparison is exact, so the policy decides (same zone: re-confirmed;
+                # another: the held zone went stale with the move).
+                stated = candidate.model_copy(update={"question": None})
+                return resolve(
+                    stated,
+                    self._schema.get(candidate.attribute),
+                    incumbents,
+                    decided_by="exact",
+                    now=now,
+                    embedding_model=self._embedding_model,
                 )
         reason = f"reader: {candidate.question}; a human decides"
         return Resolution(

@@ -66,7 +66,8 @@ def expand(text: str) -> str:
 
 # A clause that opens on one of these verbs has dropped its "I".
 _VERBS = (
-    r"work|worked|working|live|lived|living|moved|relocated|speak|take|started|starting|joined|"
+    r"work|worked|working|live|lived|living|moved|relocated|speak|take|start|started|starting|"
+    r"began|joined|"
     r"joining|quit|left|switched|swapped|got|have|adopted|rescued|studied|study|graduated|"
     r"grew|teach|run|use|write|code|program|program|pay|paid|paying|go|do|knit|bake|play|"
     r"follow|eat|went|became|turned|upgraded|downgraded|cancelled|canceled|signed|handed|"

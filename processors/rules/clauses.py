@@ -40,6 +40,9 @@ _CLAUSE_BREAK = re.compile(
     r"(?=(?:i|i'm|i've|i'll|my|we|we're|we've|our|please|you\s+can\s+call|call\s+me|it|it's|"
     r"that|that's|this|he|she|they|you)\b)"
     r"|,\s+(?=(?:i|i'm|i've|my|we|our)\b)|,?\s+but\s+"
+    # "I left Nubank and started at Stone": a second change told with the "I" dropped.
+    r"|,?\s+(?:and(?:\s+then)?|then)\s+(?=(?:start|started|starting|began|joined|moved|"
+    r"switched|relocated|went\s+back)\b)"
     # Chat runs statements together with commas and drops the "I" ("from lagos, based in
     # london now"): a comma before a dropped-subject opening starts a new clause.
     r"|,\s+(?=(?:based|living|live|work|working|married|single|engaged|divorced|on\s+the|"

@@ -134,11 +134,15 @@ def unsure_questions(
         place = city(str(homes[0].value))
         if place is not None:
             said = f"{homes[0].text} (a move; {place.timezone} is that city's zone)"
-            asked.append(_question(observation, "timezone", said, len(asked)))
+            asked.append(_question(observation, "timezone", said, len(asked), place.timezone))
     return asked
 
 
-def _question(observation: Observation, attribute: str | None, said: str, n: int) -> CandidateFact:
+def _question(
+    observation: Observation, attribute: str | None, said: str, n: int, tentative: str | None = None
+) -> CandidateFact:
+    """The question; ``tentative`` is a value the turn implies but does not state (the zone
+    of a new home city), for the resolver to weigh against what the slot holds."""
     if attribute is None:
         return CandidateFact(
             schema="candidate/1",
@@ -156,6 +160,7 @@ def _question(observation: Observation, attribute: str | None, said: str, n: int
         candidate_id=stable_id("rules-unsure", observation.observation_id, str(n)),
         subject_id=observation.subject_id,
         attribute=attribute,
+        value=tentative,
         text=f"User may have changed their {attribute.replace('_', ' ')}: {said[:160]}",
         observed_at=observation.observed_at,
         source=observation.source,

@@ -74,6 +74,24 @@ def test_others_the_past_quotes_and_injections_yield_nothing(text: str) -> None:
     assert records(text) == []
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # A relative date or a chat tail after the value does not hide it.
+        ("I relocated to Bordeaux two weeks ago.", {("home_city", "Bordeaux")}),
+        ("i live in leeds these days, london got too pricey", {("home_city", "Leeds")}),
+        ("my time zone is EST now btw", {("timezone", "EST")}),
+        # Two changes in one sentence, the second with its "I" dropped.
+        ("I gave notice at Aviva and start at Monzo on Monday.", {("employer", "Monzo")}),
+        ("I left Wise in May and started at Revolut the week after.", {("employer", "Revolut")}),
+    ],
+)
+def test_a_change_told_in_passing_is_read(
+    text: str, expected: set[tuple[str | None, object]]
+) -> None:
+    assert {s for s in slots(text) if s[0] is not None} == expected
+
+
 def test_a_change_of_value_is_marked_as_stated() -> None:
     (candidate,) = records("My email has changed; please use ana@new.org from now on.")
     assert isinstance(candidate, CandidateFact)
@@ -233,6 +251,21 @@ def test_a_change_the_rules_cannot_read_is_asked_about_its_slot(
 ) -> None:
     assert asked(text) == [(slot, None)]
     assert not [r for r in records(text) if isinstance(r, CandidateFact) and r.question]
+
+
+def test_a_move_asks_about_the_timezone_naming_the_zone_it_implies() -> None:
+    (zone,) = [
+        r
+        for r in extract_records(
+            Observation(
+                observation_id="o", subject_id="u", text="I moved to Lima.", observed_at=SAID
+            ),
+            SCHEMA,
+            ask=True,
+        )
+        if isinstance(r, CandidateFact) and r.question is not None
+    ]
+    assert (zone.attribute, zone.value) == ("timezone", "America/Lima")
 
 
 @pytest.mark.parametrize(

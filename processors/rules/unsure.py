@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from slotwise.processors.model import stable_id
 from slotwise.processors.rules.clauses import NEGATION, Clause
 from slotwise.processors.rules.gazetteer import city
+from slotwise.processors.rules.swaps import Swap, read_swap
 from slotwise.topics.records import CandidateFact, Observation
 
 __all__ = ["CUES", "Placer", "unsure_questions"]
@@ -106,6 +107,11 @@ def unsure_questions(
     """A question per slot a clause speaks about with a change in view that no candidate
     of the turn fills (named by the cue words, else by ``placer``, the attribute
     classifier); and the timezone a move implies, tentatively."""
+    swap = _own_swap(observation.text)
+    if swap is not None and not any(str(c.value).casefold() == swap.new.casefold() for c in found):
+        # The resolver applies it to the one held fact the old words name, else asks; the
+        # slot words beside it ("correction on my number") add nothing to that.
+        return [_question(observation, None, observation.text, 0, swap.new)]
     placed = {c.attribute for c in found if c.attribute is not None}
     asked: list[CandidateFact] = []
     unnamed: list[str] = []
@@ -138,6 +144,29 @@ def unsure_questions(
     return asked
 
 
+# The speaker says they put something right.
+_OWN_SLIP = re.compile(
+    r"\b(?:autocorrect|typo|sorry|correction|meant|misspoke|misspel\w*|mistyp\w*|wrong|oops|"
+    r"wait|my\s+bad|i\s+said)\b",
+    _I,
+)
+# Someone else in the turn: the swap may be about them ("my brother's in Leeds, not York").
+_SOMEONE = re.compile(
+    r"\b(?:(?:my|our|his|her|their)\s+(?:sister|brother|mom|mum|mother|dad|father|friend|partner|"
+    r"husband|wife|boss|manager|colleague|coworker|son|daughter|cousin|aunt|uncle|girlfriend|"
+    r"boyfriend|roommate|flatmate|neighbou?r|parents?|kids?)|he|she|they|he's|she's|they're)\b",
+    _I,
+)
+
+
+def _own_swap(text: str) -> Swap | None:
+    """The swap of words the speaker's own correction states, if it is plainly theirs."""
+    plain = text.replace("\u2019", "'")
+    if not _OWN_SLIP.search(plain) or _SOMEONE.search(plain) or _NOT_NOW.search(plain):
+        return None
+    return read_swap(plain)
+
+
 def _question(
     observation: Observation, attribute: str | None, said: str, n: int, tentative: str | None = None
 ) -> CandidateFact:
@@ -148,6 +177,7 @@ def _question(
             schema="candidate/1",
             candidate_id=stable_id("rules-unsure", observation.observation_id, str(n)),
             subject_id=observation.subject_id,
+            value=tentative,
             text=f"User may have corrected or withdrawn something: {said[:300]}",
             observed_at=observation.observed_at,
             source=observation.source,

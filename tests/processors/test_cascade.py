@@ -466,6 +466,29 @@ def test_a_move_against_a_zone_held_as_written_is_asked(held: str) -> None:
     assert [f.value for f in world.current()] == [held]
 
 
+def swap_question(cid: str, said: str, new: str) -> CandidateFact:
+    """The reader's question for a correction it read as a swap of words."""
+    text = f"User may have corrected or withdrawn something: {said}"
+    return candidate(cid, text, None, new).model_copy(update={"question": "corrects something"})
+
+
+def test_a_correction_read_as_a_swap_supersedes_the_fact_it_names() -> None:
+    world = World(Table({}), ScriptedMatcher([]))
+    world.write(candidate("c1", "User lives in Leiden.", "home_city", "Leiden"))
+    result = world.write(swap_question("c2", "ugh autocorrect, Leipzig not Leiden", "Leipzig"))
+    assert result.decision is Decision.SUPERSEDE and result.review is None
+    assert [(f.attribute, f.value) for f in world.current()] == [("home_city", "Leipzig")]
+
+
+def test_a_swap_in_a_many_valued_slot_is_asked_about_that_fact() -> None:
+    world = World(Table({}), ScriptedMatcher([]))
+    cello = world.write(candidate("c1", "User plays cello.", "hobby", "cello"))
+    result = world.write(swap_question("c2", "when i said cello i meant viola", "viola"))
+    assert result.decision is Decision.REVIEW and result.facts == ()
+    assert result.review is not None
+    assert result.review.incumbent_fact_ids == (cello.facts[0].fact_id,)
+
+
 def test_a_correction_without_a_slot_is_asked_about_the_held_value_it_names() -> None:
     world = World(Table({}), ScriptedMatcher([]))
     home = world.write(candidate("c1", LIVES, "home_city", "Lisbon"))

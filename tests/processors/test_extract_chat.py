@@ -243,7 +243,6 @@ def asked(text: str) -> list[tuple[str | None, str | None]]:
         ("reorg happened. im platform now", "team"),
         ("we let the enterprise contract lapse", "plan"),
         ("they made us go back, so office full time now", "work_arrangement"),
-        ("ugh autocorrect, Portland not Portsmouth", None),  # asked about the value it names
     ],
 )
 def test_a_change_the_rules_cannot_read_is_asked_about_its_slot(
@@ -266,6 +265,32 @@ def test_a_move_asks_about_the_timezone_naming_the_zone_it_implies() -> None:
         if isinstance(r, CandidateFact) and r.question is not None
     ]
     assert (zone.attribute, zone.value) == ("timezone", "America/Lima")
+
+
+@pytest.mark.parametrize(
+    ("text", "new"),
+    [
+        # The slot is unplaced; the swap's new words go to the resolver, which finds the
+        # held value the old words name.
+        ("ugh autocorrect, Portland not Portsmouth", "Portland"),
+        ("oops typo: it's Dana not Diana", "Dana"),
+        ("sorry i misspoke, Oriana, not Adriana", "Oriana"),
+        ("when i said tennis i meant padel lol", "padel"),
+    ],
+)
+def test_a_correction_is_asked_with_the_words_it_swaps(text: str, new: str) -> None:
+    assert asked(text) == [(None, new)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my brother lives in Leeds not York, sorry",  # someone else's correction
+        "sorry, Tuesday not Thursday? for the call",  # a question
+    ],
+)
+def test_a_correction_about_someone_else_or_asked_carries_no_swap(text: str) -> None:
+    assert all(value is None for _, value in asked(text))
 
 
 @pytest.mark.parametrize(

@@ -79,7 +79,8 @@ _OTHER = re.compile(
     r"^(?:(?:my|our|his|her|their)\s+(?:sister|brother|mom|mum|mother|dad|father|friend|"
     r"partner|husband|wife|boss|manager|colleague|coworker|son|daughter|cousin|aunt|uncle|"
     r"girlfriend|boyfriend|roommate|flatmate|neighbou?r|parents?|kids?)|he|she|"
-    r"[A-Z][a-z]+\s+(?:is|was|has|moved|left|got))\b",
+    r"(?!(?:today|yesterday|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
+    r"this|that|it|there|work|life)\b)[A-Z][a-z]+\s+(?:is|was|has|moved|left|got))\b",
     _I,
 )
 # Words that make the clause about the past, someone's plan, or a question.

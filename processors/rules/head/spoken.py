@@ -74,7 +74,7 @@ _HOME = tuple(
         r"(?:\s+(?:back|up|over|out|down))?\s+(?:in|to|out\s+of)\s+(?P<rest>.+)$",
         r"\b(?:keys\s+to\s+(?:the|our|my|a)\s+new\s+(?:place|flat|house|apartment|home)|"
         r"(?:new|our|my)\s+(?:place|flat|house|apartment)|signed\s+(?:the|a)\s+lease|"
-        r"unpacked\s+the\s+last\s+box(?:es)?)\s+in\s+(?P<rest>.+)$",
+        r"unpacked\s+the\s+last\s+box(?:es)?)\s+in\s+(?P<rest>.+?)(?:\s+(?:is|was|has|feels)\b.*)?$",
         r"\bthe\s+move\s+to\s+(?P<rest>.+?)\s+is\s+(?:done|finished|complete)\b",
         r"^(?P<rest>\w+(?:\s+\w+)?)\s+is\s+home\s+now\b",
         # "since thursday" is a trip (current_location), "since 2020" a home.
@@ -87,8 +87,13 @@ _HOME = tuple(
 
 def read_home_in_passing(clause: Clause) -> list[Finding]:
     text = clause.text
-    lead = re.match(r"^(?:I|we|our|my)\b", text, _I) or re.search(r"\bis\s+home\s+now\b", text, _I)
-    if not lead or not (own(clause) or re.search(r"\bis\s+home\s+now\b", text, _I)):
+    # "Lisbon is home now"; "the commute from our new place in York": the speaker's own home,
+    # said in passing, whoever the clause's subject is.
+    passing = re.search(r"\bis\s+home\s+now\b", text, _I) or re.search(
+        r"\b(?:our|my)\s+new\s+(?:place|flat|house|apartment|home)\s+in\b", text, _I
+    )
+    lead = re.match(r"^(?:I|we|our|my)\b", text, _I) or passing
+    if not lead or not (own(clause) or passing):
         return []
     for number, pattern in enumerate(_HOME):
         found = pattern.search(text)

@@ -84,6 +84,17 @@ def test_others_the_past_quotes_and_injections_yield_nothing(text: str) -> None:
         # Two changes in one sentence, the second with its "I" dropped.
         ("I gave notice at Aviva and start at Monzo on Monday.", {("employer", "Monzo")}),
         ("I left Wise in May and started at Revolut the week after.", {("employer", "Revolut")}),
+        (
+            "Thursday was my last day at Ocado, and on Monday I start at Deliveroo.",
+            {("employer", "Deliveroo")},
+        ),
+        ("Gave notice at Arup and I join Atkins on the 2nd.", {("employer", "Atkins")}),
+        ("parking near our new flat in Cardiff is a nightmare", {("home_city", "Cardiff")}),
+        (
+            "got promoted to lead designer in april so more meetings",
+            {("job_title", "lead designer")},
+        ),
+        ("I use she/her now", {("pronouns", "she/her")}),
     ],
 )
 def test_a_change_told_in_passing_is_read(
@@ -250,6 +261,21 @@ def test_a_change_the_rules_cannot_read_is_asked_about_its_slot(
 ) -> None:
     assert asked(text) == [(slot, None)]
     assert not [r for r in records(text) if isinstance(r, CandidateFact) and r.question]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my brother's new flat in Cardiff is tiny",  # someone else's home
+        "I join the call at 3",  # no dated start at a company
+    ],
+)
+def test_a_change_in_passing_of_someone_else_is_not_read(text: str) -> None:
+    assert {s for s in slots(text) if s[0] is not None} == set()
+
+
+def test_a_last_day_named_by_its_weekday_is_asked_about() -> None:
+    assert asked("Friday was my last day at Ocado") == [("employer", None)]
 
 
 def test_a_move_asks_about_the_timezone_naming_the_zone_it_implies() -> None:

@@ -86,6 +86,13 @@ _RESTORE_I = re.compile(
 _RESTORE_AM = re.compile(
     rf"^(?:(?:just|finally|recently|also|still|now|currently)\s+)*(?:{_STATES})\b", _I
 )
+# "Contracting can pay well…", "Vegan food is great": the opening word is the subject
+# of its own verb, a topic the speaker talks about, not a state of theirs with the "I" dropped.
+_TOPIC = re.compile(
+    r"^[\w-]+(?:\s+(?!(?:which|that|who|now|too|again|still|also)\b)[\w-]+)?\s+(?:is|are|was|were|can|could|has|have|had|makes?|made|seems?|"
+    r"sounds?|looks?|will|would|should|must|might|gives?|helps?|tastes?|feels?)\b(?!\s+(?:to|been)\b)",
+    _I,
+)
 # Openings that name a statement's subject, or are no statement.
 _HAS_SUBJECT = re.compile(
     r"^(?:I|I'm|I've|I'll|I'd|me|my|mine|we|we're|we've|our|you|your|he|she|they|it|it's|this|"
@@ -109,6 +116,8 @@ def restore_subject(clause: str) -> str:
     if titled is not None and job_title(titled["title"]) is not None:
         # "product designer at figma": a bio line, the speaker's own job.
         return f"I'm a {clause[0].lower()}{clause[1:]}"
+    if _TOPIC.match(clause):
+        return clause
     if _RESTORE_I.match(clause):
         return f"I {clause[0].lower()}{clause[1:]}" if clause[:2] != "I " else clause
     if _RESTORE_AM.match(clause):

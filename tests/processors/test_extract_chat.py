@@ -330,3 +330,35 @@ def test_a_correction_about_someone_else_or_asked_carries_no_swap(text: str) -> 
 )
 def test_no_question_without_a_change_of_the_speakers_in_view(text: str) -> None:
     assert [a for a in asked(text) if a[0] != "timezone"] == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A reply about someone else's situation: the opening word is a topic, not the
+        # speaker's own state with the "I'm" dropped.
+        "Freelancing can be a smart move for someone with your portfolio.",
+        "Remote is the future, honestly.",
+        "Vegan food is better than people think.",
+        # A pastime the next clause says has lapsed.
+        "I love sailing, but it's been years since I've done it",
+    ],
+)
+def test_a_topic_or_a_lapsed_pastime_fills_no_slot(text: str) -> None:
+    assert {s for s in slots(text) if s[0] is not None} == set()
+
+
+def test_a_recent_event_starts_when_it_was_said() -> None:
+    (fact,) = [
+        r for r in records("I just visited a glassblowing studio.") if isinstance(r, CandidateFact)
+    ]
+    assert fact.attribute is None and fact.valid_from == SAID
+    (older,) = [
+        r for r in records("I visited a glassblowing studio.") if isinstance(r, CandidateFact)
+    ]
+    assert older.valid_from == UNKNOWN_START
+
+
+def test_a_fact_is_never_cut_on_a_dangling_conjunction() -> None:
+    said = records("Signed up for a pottery class and, as I mentioned, loving it.")
+    assert not [r for r in said if isinstance(r, CandidateFact) and r.text.endswith(" and.")]

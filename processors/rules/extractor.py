@@ -63,7 +63,8 @@ INJECTION = re.compile(
     r"\bmemory\.\w+\s*\(|\{\s*\"(?:set|update|attribute|plan|email)\"|\breveal\s+your\b|"
     r"\bthe\s+admin\s+of\s+this\b|\byou\s+must\s+(?:change|set|record|update|store)\b|"
     r"\b(?:record|set|save|store|mark)\s+my\s+\w+(?:\s+\w+)?\s+as\b|<-\s*apply\b|"
-    r"\bignore\s+the\s+rest\b|\bfrom\s+now\s+on\s+you\b|\bassistant\s*:",
+    r"\bignore\s+the\s+rest\b|\bfrom\s+now\s+on\s+you\b|\bassistant\s*:|"
+    r"\bsystem\s+(?:update|override|command)\b|\buser\.\w+\s*=",
     re.IGNORECASE,
 )
 

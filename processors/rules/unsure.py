@@ -36,33 +36,48 @@ CUES: dict[str, re.Pattern[str]] = {
     attribute: re.compile(rf"\b(?:{pattern})", _I)
     for attribute, pattern in {
         "home_city": r"live\b|living\b|lives\b|moved?\b|moving\b|relocat|flat\b|apartment|lease\b|"
-        r"movers|mud[eé]|mudamos|mudei|home\s+now|is\s+home",
+        r"movers|mud[eé]|mudamos|mudei|home\s+now|is\s+home|commute|neighbou?rhood|landlord|"
+        r"new\s+(?:place|house|home)\b",
         "employer": r"notice\b|last\s+day\s+at|laid\s+off|let\s+go\b|fired\b|quit\s+(?:my\s+)?job|"
-        r"left\s+(?:my\s+job|(?-i:[A-Z])\w+)|start(?:ed|ing)?\s+at\b|new\s+job|joined\b|hired\b",
+        r"left\s+(?:my\s+job|(?-i:[A-Z])\w+)|start(?:ed|ing)?\s+at\b|new\s+job|joined\b|hired\b|"
+        r"resign|redundan|new\s+(?:gig|company|employer)|offer\s+from|first\s+day\s+at|"
+        r"day\s+one\s+at|farewell",
         "job_title": r"promot|my\s+(?:role|title|position)\b|went\s+back\s+to\s+being|"
-        r"left\s+(?:teaching|nursing|engineering|law|consulting)",
+        r"left\s+(?:teaching|nursing|engineering|law|consulting)|retrain|career\s+change|"
+        r"new\s+(?:role|title|position)\b",
         "team": r"\breorg|\bteam\b|moved\s+me\s+to",
         "work_arrangement": r"\bremote\b|office\b|\bhybrid\b|\bwfh\b|from\s+home|days\s+a\s+week|"
         r"in-office",
         "diet": r"vegan|vegetarian|veggie|pescatarian|\bketo\b|eating\s+(?:meat|fish)|"
-        r"\bdiet\b",
+        r"\bdiet\b|plant-based|\bhalal\b|\bkosher\b|eat\s+meat",
         "medications": r"\bmeds\b|medication|\bpills?\b|\bdose\b|prescri|switched\s+from",
         "allergies": r"allerg",
-        "medical_conditions": r"diagnos|\bcondition\b|doctor\s+says|after\s+all,?\s+it's",
-        "plan": r"\bplan\b|\btier\b|subscription|\benterprise\b|\bcontract\b",
+        "medical_conditions": r"diagnos|\bcondition\b|doctor\s+says|after\s+all,?\s+it's|"
+        r"diabet|asthma|\badhd\b|coeliac|celiac|migraine",
+        "plan": r"\bplan\b|\btier\b|subscription|\benterprise\b|\bcontract\b|upgrad|downgrad",
         "payment_method": r"\bpay(?:ing)?\s+by\b|\bcard\b|\binvoice\b|paypal|direct\s+debit",
         "billing_cycle": r"\bmonthly\b|\bannual(?:ly)?\b|\byearly\b",
         "relationship_status": r"married|wedding|tied\s+the\s+knot|divorc|separated|broke\s+up|"
-        r"engaged\b|girlfriend|boyfriend",
-        "children_count": r"\bbaby\b|newborn|gave\s+birth|\bborn\b",
+        r"engaged\b|girlfriend|boyfriend|fianc|split\s+up|widow",
+        "children_count": r"\bbaby\b|newborn|gave\s+birth|\bborn\b|\btwins\b",
         "pets": r"\bdog\b|\bcat\b|puppy|kitten|\bpets?\b",
         "timezone": r"time\s*zone|\bclock\b|hours?\s+(?:ahead|behind)|\bUTC\b|\bGMT\b",
-        "languages": r"\bspeak\b",
+        "languages": r"\bspeak\b|\bfluent\b",
+        "native_language": r"first\s+language|native\s+language|mother\s+tongue",
+        "name": r"surname|last\s+name|maiden\s+name|full\s+name|legal\s+name|my\s+name\b",
+        "preferred_name": r"call\s+me\b|\bgo\s+by\b|nickname",
+        "pronouns": r"pronouns",
+        "date_of_birth": r"birthday|date\s+of\s+birth|\bdob\b|born\s+on\b",
+        "education": r"\bdegree\b|graduat|\bphd\b|master's|\bmasters\b",
+        "database": r"\bdb\b|database|postgres|mysql|mongo|sqlite|snowflake|bigquery",
+        "preferred_contact_method": r"text\s+me|email\s+me|whatsapp|reach\s+me|contact\s+me",
+        "current_location": r"\btrip\b|\blanded\b|travell?ing\b",
         "phone": r"\bnumber\b|\bphone\b|\bmobile\b|\bdigits\b",
         "email": r"\be-?mail\b",
         "postal_address": r"\baddress\b",
         "nationality": r"citizen|passport|nationality",
-        "hobbies": r"stopped\s+(?:climbing|running|swimming|playing|cycling)|gave\s+up\s+\w+ing",
+        "hobbies": r"stopped\s+(?:climbing|running|swimming|playing|cycling)|gave\s+up\s+\w+ing|"
+        r"took\s+up|taking\s+up|picked\s+up\s+\w+ing|\bhobby\b",
     }.items()
 }
 # The clause says something changed, was wrong, or no longer holds.
@@ -71,7 +86,10 @@ _MARKER = re.compile(
     r"any\s*more|instead|these\s+days|updated?|correction|typo|autocorrect|misspoke|i\s+meant|"
     r"wrong|left|quit|stopped|handed\s+in|last\s+day|laid\s+off|started|arrived|tied\s+the\s+knot|"
     r"reorg|after\s+all|turns\s+out|actually|went\s+back|back\s+(?:in|to)|cancelled|canceled|"
-    r"lapse|since\s+last|finally|done|mud[eé]|mudamos|mudei|clarified|specifically)\b",
+    r"lapse|since\s+last|finally|done|mud[eé]|mudamos|mudei|clarified|specifically|promot\w*|"
+    r"retrain\w*|took\s+up|became|got\s+(?:married|engaged|divorced)|split\s+up|gave\s+birth|"
+    r"signed|from\s+now\s+on|going\s+forward|swapped|replaced|dropped|ditched|joined|"
+    r"first\s+day|day\s+one|farewell|resigned|redundant|migrated)\b",
     _I,
 )
 # Someone else is the clause's subject: their changes are not the speaker's.

@@ -114,7 +114,10 @@ _CORRECTS = re.compile(
     r"actually)\b",
     _I,
 )
-_MOVE = re.compile(r"\b(?:moved|move|moving|relocated|mud[eé]|mudamos|mudei|now|home)\b", _I)
+# A move, or a home that has lasted since some time: either way a held zone may be stale.
+_MOVE = re.compile(
+    r"\b(?:moved|move|moving|relocated|mud[eé]|mudamos|mudei|now|home|been\s+living|since)\b", _I
+)
 
 
 def unsure_questions(

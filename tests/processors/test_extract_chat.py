@@ -95,6 +95,11 @@ def test_others_the_past_quotes_and_injections_yield_nothing(text: str) -> None:
             {("job_title", "lead designer")},
         ),
         ("I use she/her now", {("pronouns", "she/her")}),
+        ("we got hitched in the spring", {("relationship_status", "married")}),
+        (
+            "we're in Lima now, two hours behind the office",
+            {("home_city", "Lima"), ("timezone", "America/Lima")},
+        ),
     ],
 )
 def test_a_change_told_in_passing_is_read(
@@ -272,6 +277,7 @@ def test_a_change_the_rules_cannot_read_is_asked_about_its_slot(
     "text",
     [
         "my brother's new flat in Cardiff is tiny",  # someone else's home
+        "my cousin tied the knot last weekend",  # someone else's wedding
         "I join the call at 3",  # no dated start at a company
     ],
 )

@@ -78,7 +78,7 @@ _HOME = tuple(
         r"\bthe\s+move\s+to\s+(?P<rest>.+?)\s+is\s+(?:done|finished|complete)\b",
         r"^(?P<rest>\w+(?:\s+\w+)?)\s+is\s+home\s+now\b",
         # "since thursday" is a trip (current_location), "since 2020" a home.
-        rf"^{_WE}{ADVERBS}\s+(?:in|been\s+in)\s+(?P<rest>.+?)\s+(?:now|these\s+days|since\b"
+        rf"^{_WE}{ADVERBS}\s+(?:in|been\s+in)\s+(?P<rest>.+?)\s+(?:(?:now|these\s+days)(?:\s*,.*)?|since\b"
         r"(?!\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|yesterday|this\s+"
         r"morning|last\s+night)\b).*)$",
     )

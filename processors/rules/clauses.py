@@ -46,7 +46,8 @@ _CLAUSE_BREAK = re.compile(
     r"switched|relocated|went\s+back)\b)"
     # Chat runs statements together with commas and drops the "I" ("from lagos, based in
     # london now"): a comma before a dropped-subject opening starts a new clause.
-    r"|,\s+(?=(?:based|living|live|work|working|married|single|engaged|divorced|on\s+the|"
+    r"|(?:,|\s+\+)\s+(?=(?:based|living|live|work|working|married|single|engaged|divorced|on\s+the|"
+    r"from|originally|"
     r"allergic|vegan|vegetarian|pescatarian|hybrid|remote|fully|grew|born|speak|moved|"
     r"no\s+kids|one\s+kid|(?:two|three|four)\s+(?:kids|cats|dogs))\b)",
     re.IGNORECASE,

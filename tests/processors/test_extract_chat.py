@@ -96,6 +96,11 @@ def test_others_the_past_quotes_and_injections_yield_nothing(text: str) -> None:
         ),
         ("I use she/her now", {("pronouns", "she/her")}),
         ("we got hitched in the spring", {("relationship_status", "married")}),
+        # "+" runs two statements together as a comma does.
+        (
+            "on metformin + allergic to latex",
+            {("medications", "metformin"), ("allergies", "latex")},
+        ),
         (
             "we're in Lima now, two hours behind the office",
             {("home_city", "Lima"), ("timezone", "America/Lima")},

@@ -386,3 +386,8 @@ def test_a_fact_is_never_cut_on_a_dangling_conjunction() -> None:
 )
 def test_words_said_about_a_name_are_no_name(text: str) -> None:
     assert {s for s in slots(text) if s[0] in ("name", "preferred_name")} == set()
+
+
+def test_a_list_after_allergic_to_stops_at_the_speakers_other_states() -> None:
+    found = slots("allergic to latex and penicillin, asthmatic, vegetarian")
+    assert {v for a, v in found if a == "allergies"} == {"latex", "penicillin"}

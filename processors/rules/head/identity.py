@@ -171,7 +171,8 @@ def _place_kind(place: str) -> tuple[str, str]:
         return "home_country", COUNTRIES[key]
     if key in REGIONS:
         return "home_region", REGIONS[key]
-    if key in AMBIGUOUS_PLACES:
+    if key in AMBIGUOUS_PLACES or key in PLANS:
+        # "moved to Team": a plan's name is a move of subscription, never a home.
         return "", place
     return "home_city", place
 
@@ -214,6 +215,7 @@ _SPEAK = compile_all(
 )
 _NATIVE = compile_all(
     r"^my\s+(?:native|first|mother)\s+(?:language|tongue)\s+is\s+(?P<rest>.+)$",
+    r"^(?P<rest>\w+)\s+is\s+my\s+(?:native|first|mother)\s+(?:language|tongue)$",
     rf"^{AM}\s+a\s+native\s+(?P<rest>.+?)\s+speaker$",
 )
 _LANGUAGE_QUALIFIERS = re.compile(

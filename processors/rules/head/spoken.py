@@ -25,7 +25,7 @@ from slotwise.processors.rules.values import (
     strip_the,
 )
 from slotwise.processors.rules.wording import ADVERBS
-from slotwise.processors.rules.words import AMBIGUOUS_PLACES, NUMBERS, STOPWORDS
+from slotwise.processors.rules.words import AMBIGUOUS_PLACES, NUMBERS, PLANS, STOPWORDS
 
 __all__ = [
     "place_kind",
@@ -44,8 +44,10 @@ _WE = r"(?:I|we)(?:'m|'re|\s+am|\s+are|'ve|\s+have)?"
 
 def place_kind(place: str, cased: bool) -> tuple[str, str] | None:
     """``(attribute, canonical)`` for a place name; None when no library knows an uncased one."""
-    if place.casefold() in AMBIGUOUS_PLACES:
-        return None  # Georgia, Washington, Victoria: a city in one reading, a state in another
+    if place.casefold() in AMBIGUOUS_PLACES or place.casefold() in PLANS:
+        # Georgia, Washington, Victoria: a city in one reading, a state in another; "Team",
+        # "Pro": a plan the speaker moved to.
+        return None
     country = gazetteer.country(place)
     if country is not None:
         return "home_country", country

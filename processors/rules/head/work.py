@@ -47,7 +47,9 @@ _TITLE_AT = re.compile(
     _I,
 )
 _TITLE_ONLY = re.compile(
-    rf"^{AM}\s+(?:a|an)\s+(?P<title>[\w\s/&-]+?)(?:\s+by\s+(?:trade|profession|training))?$", _I
+    rf"^(?:{AM}|I\s+went\s+back\s+to\s+being)\s+(?:a|an)\s+(?P<title>[\w\s/&-]+?)"
+    r"(?:\s+by\s+(?:trade|profession|training))?(?:\s+(?:now|these\s+days|again|full[- ]time))?$",
+    _I,
 )
 _WORK_AS = re.compile(
     rf"^I{ADVERBS}\s+work\s+as\s+(?:a|an)\s+(?P<title>[\w\s/&-]+?)"

@@ -27,6 +27,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Literal
 
+from slotwise.processors.corrected import Corrected, corrected
 from slotwise.processors.defaults import DEFAULT_TOP_K, DEFAULT_VECTOR_FLOOR
 from slotwise.processors.exact_join import exact_join
 from slotwise.processors.model import (
@@ -47,6 +48,7 @@ from slotwise.processors.resolve import (
 )
 from slotwise.processors.schema import AttributeSchema
 from slotwise.processors.vector_fetch import vector_fetch
+from slotwise.processors.zone_moves import implied_zone_comparable
 from slotwise.topics.records import CandidateFact, DecidedBy, Fact, ReviewItem
 
 ReviewKind = Literal["close_neighbour", "model_failure"]
@@ -216,7 +218,12 @@ class Cascade:
         turn may have changed); about no slot (a deletion it could not scope), always."""
         held: tuple[str, ...] = ()
         if candidate.attribute is None:
-            held = tuple(f.fact_id for f in await self._named(candidate, reader))
+            slotted = await self._slotted(candidate.subject_id, reader)
+            swap = corrected(candidate, slotted, self._schema)
+            if swap is not None and not swap.many:
+                return await self._correct(candidate, swap, reader, now)
+            named = [swap.held] if swap is not None else _named(candidate, slotted)
+            held = tuple(f.fact_id for f in named)
             if not held and candidate.category != ERASURE_QUESTION:
                 return Resolution(
                     decision=Decision.NOOP,
@@ -236,6 +243,19 @@ class Cascade:
                     "current fact; nothing to ask",
                     decided_by="policy",
                 )
+            if implied_zone_comparable(candidate, current):
+                # A move to a city whose IANA zone is known, against held IANA zones: the
+                # comparison is exact, so the policy decides (same zone: re-confirmed;
+                # another: the held zone went stale with the move).
+                stated = candidate.model_copy(update={"question": None})
+                return resolve(
+                    stated,
+                    self._schema.get(candidate.attribute),
+                    incumbents,
+                    decided_by="exact",
+                    now=now,
+                    embedding_model=self._embedding_model,
+                )
         reason = f"reader: {candidate.question}; a human decides"
         return Resolution(
             decision=Decision.REVIEW,
@@ -254,17 +274,43 @@ class Cascade:
             ),
         )
 
-    async def _named(self, candidate: CandidateFact, reader: FactReader) -> list[Fact]:
-        """The subject's current slotted facts whose value the candidate's text names
-        ("Portland not Portsmouth" names the held Portsmouth)."""
-        said = candidate.text.casefold()
-        named: list[Fact] = []
-        for spec in self._schema:
-            for fact in await reader.current_in_slot(candidate.subject_id, spec.name):
-                value = str(fact.value).casefold() if fact.value is not None else ""
-                if len(value) >= 3 and re.search(rf"(?<!\w){re.escape(value)}(?!\w)", said):
-                    named.append(fact)
-        return named
+    async def _slotted(self, subject_id: str, reader: FactReader) -> list[Fact]:
+        """The subject's current facts in every slot of the schema."""
+        return [
+            fact
+            for spec in self._schema
+            for fact in await reader.current_in_slot(subject_id, spec.name)
+        ]
+
+    async def _correct(
+        self, candidate: CandidateFact, swap: Corrected, reader: FactReader, now: datetime
+    ) -> Resolution:
+        """A correction the reader read as a swap of words: the corrected value, stated as a
+        change of the held fact's slot, through the policy like any other."""
+        attribute = swap.held.attribute
+        assert attribute is not None  # corrected() only names slotted facts
+        spec = self._schema.get(attribute)
+        stated = candidate.model_copy(
+            update={
+                "question": None,
+                "attribute": attribute,
+                "value": swap.value,
+                "category": spec.category if spec is not None else candidate.category,
+                "text": f"User's {attribute.replace('_', ' ')} is {swap.value} "
+                f"(corrected from {swap.held.value}).",
+                "stated_change": True,
+                # As sure as the statement it corrects: the speaker said it outright.
+                "confidence": swap.held.confidence,
+            }
+        )
+        return resolve(
+            stated,
+            spec,
+            await exact_join(reader, stated),
+            decided_by="exact",
+            now=now,
+            embedding_model=self._embedding_model,
+        )
 
     def _add(
         self, candidate: CandidateFact, now: datetime, decided_by: str, reason: str
@@ -287,6 +333,18 @@ _FILLER_WORDS = frozenset(
     "user user's the a an is are was were be been has have had their they them to of in on at "
     "for and with again also just now still really very so some this that it its".split()
 )
+
+
+def _named(candidate: CandidateFact, slotted: Sequence[Fact]) -> list[Fact]:
+    """The facts whose value the candidate's text names ("Portland not Portsmouth" names
+    the held Portsmouth)."""
+    said = candidate.text.casefold()
+    named: list[Fact] = []
+    for fact in slotted:
+        value = str(fact.value).casefold() if fact.value is not None else ""
+        if len(value) >= 3 and re.search(rf"(?<!\w){re.escape(value)}(?!\w)", said):
+            named.append(fact)
+    return named
 
 
 def _content(text: str) -> frozenset[str]:

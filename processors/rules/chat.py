@@ -66,7 +66,8 @@ def expand(text: str) -> str:
 
 # A clause that opens on one of these verbs has dropped its "I".
 _VERBS = (
-    r"work|worked|working|live|lived|living|moved|relocated|speak|take|started|starting|joined|"
+    r"work|worked|working|live|lived|living|moved|relocated|speak|take|start|started|starting|"
+    r"began|joined|"
     r"joining|quit|left|switched|swapped|got|have|adopted|rescued|studied|study|graduated|"
     r"grew|teach|run|use|write|code|program|program|pay|paid|paying|go|do|knit|bake|play|"
     r"follow|eat|went|became|turned|upgraded|downgraded|cancelled|canceled|signed|handed|"
@@ -84,6 +85,13 @@ _RESTORE_I = re.compile(
 )
 _RESTORE_AM = re.compile(
     rf"^(?:(?:just|finally|recently|also|still|now|currently)\s+)*(?:{_STATES})\b", _I
+)
+# "Contracting can pay well…", "Vegan food is great": the opening word is the subject
+# of its own verb, a topic the speaker talks about, not a state of theirs with the "I" dropped.
+_TOPIC = re.compile(
+    r"^[\w-]+(?:\s+(?!(?:which|that|who|now|too|again|still|also)\b)[\w-]+)?\s+(?:is|are|was|were|can|could|has|have|had|makes?|made|seems?|"
+    r"sounds?|looks?|will|would|should|must|might|gives?|helps?|tastes?|feels?)\b(?!\s+(?:to|been)\b)",
+    _I,
 )
 # Openings that name a statement's subject, or are no statement.
 _HAS_SUBJECT = re.compile(
@@ -108,6 +116,8 @@ def restore_subject(clause: str) -> str:
     if titled is not None and job_title(titled["title"]) is not None:
         # "product designer at figma": a bio line, the speaker's own job.
         return f"I'm a {clause[0].lower()}{clause[1:]}"
+    if _TOPIC.match(clause):
+        return clause
     if _RESTORE_I.match(clause):
         return f"I {clause[0].lower()}{clause[1:]}" if clause[:2] != "I " else clause
     if _RESTORE_AM.match(clause):

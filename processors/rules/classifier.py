@@ -48,7 +48,9 @@ _I = re.IGNORECASE
 # A state the speaker left or swapped away from: its words name the old value.
 _CEASED = re.compile(
     r"\b(?:quit|quitting|stopped|gave\s+up|give\s+up|used\s+to|ex-?|former|formerly|"
-    r"swapped|switched\s+from|instead\s+of|was|were|had|until|till|til|up\s+to)\b",
+    r"swapped|switched\s+from|instead\s+of|was|were|had|until|till|til|up\s+to|cancell?ed|"
+    r"dropped(?!\s+(?:down\s+)?to\b)|ditched|left|lapsed?|got\s+rid\s+of|(?:up|down)graded\s+from|moved\s+(?:away\s+)?"
+    r"from)\b",
     _I,
 )
 

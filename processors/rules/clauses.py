@@ -40,9 +40,14 @@ _CLAUSE_BREAK = re.compile(
     r"(?=(?:i|i'm|i've|i'll|my|we|we're|we've|our|please|you\s+can\s+call|call\s+me|it|it's|"
     r"that|that's|this|he|she|they|you)\b)"
     r"|,\s+(?=(?:i|i'm|i've|my|we|our)\b)|,?\s+but\s+"
+    r"|,?\s+and\s+(?=(?:on|from|next|this)\s+\w+\s+(?:i|i'm|i'll|we)\b)"
+    # "I left Nubank and started at Stone": a second change told with the "I" dropped.
+    r"|,?\s+(?:and(?:\s+then)?|then)\s+(?=(?:start|started|starting|began|joined|moved|"
+    r"switched|relocated|went\s+back)\b)"
     # Chat runs statements together with commas and drops the "I" ("from lagos, based in
     # london now"): a comma before a dropped-subject opening starts a new clause.
-    r"|,\s+(?=(?:based|living|live|work|working|married|single|engaged|divorced|on\s+the|"
+    r"|(?:,|\s+\+)\s+(?=(?:based|living|live|work|working|married|single|engaged|divorced|on\s+the|"
+    r"from|originally|"
     r"allergic|vegan|vegetarian|pescatarian|hybrid|remote|fully|grew|born|speak|moved|"
     r"no\s+kids|one\s+kid|(?:two|three|four)\s+(?:kids|cats|dogs))\b)",
     re.IGNORECASE,
@@ -60,7 +65,8 @@ _TIME_PHRASE = (
     r"(?:just\s+)?(?:yesterday|today|tonight|recently|the\s+other\s+day|earlier\s+today|"
     r"(?:last|this)\s+(?:night|morning|afternoon|evening|week|weekend|month|year|monday|tuesday|"
     r"wednesday|thursday|friday|saturday|sunday)|(?:a|two|three|a\s+few|\d+)\s+(?:days?|weeks?|"
-    r"months?|years?)\s+ago|in\s+\d{4})"
+    r"months?|years?)\s+ago|in\s+\d{4}|(?:on|from|next)\s+(?:monday|tuesday|wednesday|thursday|"
+    r"friday|saturday|sunday)|next\s+(?:week|month))"
 )
 _FRONT_TIME = re.compile(rf"^(?P<when>{_TIME_PHRASE})\s*,?\s+(?P<rest>I\b.*)$", re.IGNORECASE)
 _TIME_ONLY = re.compile(rf"^{_TIME_PHRASE}$", re.IGNORECASE)

@@ -38,6 +38,7 @@ from slotwise.processors.rules.erasure_words import (
     NOT_MEMORY,
     POINTER,
     TOPICS,
+    UNCLEAR,
     VERB,
     WANT_GONE,
 )
@@ -126,6 +127,10 @@ def _request(clause: str, before: list[str], schema: AttributeSchema | None) -> 
             return None
     forgets = bool(_FORGET.match(verb))
     scope = _scope(rest, schema)
+    if scope is _UNSURE:
+        if not _personal(rest, forgets) or (NOT_MEMORY.search(rest) and not MEMORY.search(rest)):
+            return None
+        return "ask", (), None
     if scope:
         if not _personal(rest, forgets) or (NOT_MEMORY.search(rest) and not MEMORY.search(rest)):
             return None
@@ -154,7 +159,10 @@ def _listed(
     more: list[str] = []
     for clause in after:
         plain = clause.lower().rstrip(".!?")
-        named = [a for a in _scope(plain, schema) if a not in asked and a not in more]
+        scope = _scope(plain, schema)
+        if scope is _UNSURE:
+            break
+        named = [a for a in scope if a not in asked and a not in more]
         bare = _LIST_WORDS.sub(" ", _NAMES.sub(" ", plain)).strip()
         if not named or bare:
             break
@@ -167,7 +175,7 @@ def _pointed(before: list[str], schema: AttributeSchema | None) -> _Reading | No
     for clause in reversed(before):
         if MEMORY.search(clause) or WANT_GONE.match(clause):
             scope = _scope(clause, schema)
-            return ("erase", scope, None) if scope else ("ask", (), None)
+            return ("erase", scope, None) if scope and scope is not _UNSURE else ("ask", (), None)
     return None
 
 
@@ -175,9 +183,14 @@ def _personal(rest: str, forgets: bool) -> bool:
     return bool(_PERSONAL.search(rest) or (forgets and _COLLECTIVE.search(rest)))
 
 
+# The words name a slot the reader cannot tell from another ("my job"): a human decides.
+_UNSURE: tuple[str, ...] = ("?",)
+
+
 def _scope(rest: str, schema: AttributeSchema | None) -> tuple[str, ...]:
     """The attributes the words name, a longer name claiming its words first, plus every
-    attribute of a topic asked for as a whole ("all the work stuff")."""
+    attribute of a topic asked for as a whole ("all the work stuff"); ``_UNSURE`` when a
+    name could mean either of two slots and no topic covers both."""
     claimed: list[tuple[int, int]] = []
     named: list[str] = []
     for pattern, attribute in _NAMED_RE:
@@ -188,17 +201,23 @@ def _scope(rest: str, schema: AttributeSchema | None) -> tuple[str, ...]:
             claimed.append(span)
             if attribute not in named:
                 named.append(attribute)
+    unclear: set[str] = set()
+    for pattern, attributes in _UNCLEAR_RE:
+        for match in pattern.finditer(rest):
+            if not any(a < match.end() and match.start() < b for a, b in claimed):
+                unclear.update(attributes)
     if _QUANTIFIED.search(rest):
         spec = schema or _schema()
         for pattern, category in _TOPICS_RE:
             if pattern.search(rest):
                 named += [a.name for a in spec if a.category == category and a.name not in named]
-    return tuple(named)
+    return _UNSURE if unclear - set(named) else tuple(named)
 
 
 _NAMES = re.compile("|".join(rf"\b(?:{p})\w*" for p, _ in NAMED))
 _LIST_WORDS = re.compile(r"\b(?:and|or|my|the|too|also|please|pls|etc)\b|[,.!?]")
 _NAMED_RE = tuple((re.compile(rf"\b(?:{p})"), a) for p, a in NAMED)
+_UNCLEAR_RE = tuple((re.compile(rf"\b(?:{p})"), a) for p, a in UNCLEAR)
 _TOPICS_RE = tuple((re.compile(rf"\b(?:{p})"), c) for p, c in TOPICS)
 
 

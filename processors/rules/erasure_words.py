@@ -17,6 +17,7 @@ __all__ = [
     "NOT_MEMORY",
     "POINTER",
     "TOPICS",
+    "UNCLEAR",
     "VERB",
     "WANT_GONE",
 ]
@@ -120,7 +121,7 @@ NAMED: tuple[tuple[str, str], ...] = (
     (r"time\s*zone", "timezone"),
     (r"job\s+title|my\s+title|my\s+role|what\s+i\s+do\s+for\s+(?:a\s+)?(?:living|work)",
      "job_title"),
-    (r"my\s+job\b|employer|where\s+i\s+work|i\s+work\s+(?:at|for)|my\s+company|"
+    (r"employer|where\s+i\s+work|i\s+work\s+(?:at|for)|my\s+company|"
      r"onde\s+(?:eu\s+)?trabalho|d[oó]nde\s+trabajo", "employer"),
     (r"(?:my|which|what)\s+team|team\s+i'm\s+on", "team"),
     (r"work\s+(?:remote|from\s+home|arrangement)|remote\s+or|hybrid|office\s+days?",
@@ -148,6 +149,14 @@ NAMED: tuple[tuple[str, str], ...] = (
     (r"mother\s+tongue|first\s+language|native\s+language|l[ií]ngua\s+materna|lengua\s+materna",
      "native_language"),
     (r"languages?\s+i\s+speak|\blanguages\b|idiomas", "languages"),
+)  # fmt: skip
+# Names people use for either of two slots: "my job" is where they work or what they do
+# there. A request naming one is asked of a human; erasing both would be wider than asked,
+# erasing one a guess. A longer name ("my job title") claims its words first.
+UNCLEAR: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (r"my\s+(?:current\s+|old\s+|new\s+)?(?:job|work)\b(?!\s*(?:title|e-?mail|phone|"
+     r"mobile|cell|number|address|stuff|info|details|schedule|hours|arrangement))|mi\s+trabajo|o\s+meu\s+(?:trabalho|emprego)",
+     ("employer", "job_title")),
 )  # fmt: skip
 # Things of the speaker's that are not memories: asking to delete them is a task.
 NOT_MEMORY = re.compile(

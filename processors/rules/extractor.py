@@ -63,7 +63,8 @@ INJECTION = re.compile(
     r"\bmemory\.\w+\s*\(|\{\s*\"(?:set|update|attribute|plan|email)\"|\breveal\s+your\b|"
     r"\bthe\s+admin\s+of\s+this\b|\byou\s+must\s+(?:change|set|record|update|store)\b|"
     r"\b(?:record|set|save|store|mark)\s+my\s+\w+(?:\s+\w+)?\s+as\b|<-\s*apply\b|"
-    r"\bignore\s+the\s+rest\b|\bfrom\s+now\s+on\s+you\b|\bassistant\s*:",
+    r"\bignore\s+the\s+rest\b|\bfrom\s+now\s+on\s+you\b|\bassistant\s*:|"
+    r"\bsystem\s+(?:update|override|command)\b|\buser\.\w+\s*=",
     re.IGNORECASE,
 )
 
@@ -206,7 +207,7 @@ def _read_turn(
     cased = any(ch.isupper() for ch in raw)
     text = expand(QUOTED.sub(" … ", raw))
     clauses = list(islice(split_clauses(text, cased=cased), MAX_CLAUSES))
-    readings = [_read(clause) for clause in clauses]
+    readings = _lapsed([_read(clause) for clause in clauses], clauses)
     if classifier is not None:
         readings = _classified(classifier, clauses, readings)
     candidates: list[CandidateFact] = []
@@ -279,6 +280,28 @@ _BYGONE = re.compile(
 _PAST_BY_DEFINITION = frozenset({"birthplace", "hometown", "education", "native_language"})
 
 
+# "I just started chess", "recently joined a club": the event is recent, so it starts when
+# it was said rather than at the unknown start.
+_RECENT = re.compile(r"\b(?:just|recently|lately|newly)\b", re.IGNORECASE)
+# "I love sailing, but it's been years since I last went out": the pastime has lapsed.
+_LAPSED_AFTER = re.compile(
+    r"^(?:it's|it\s+has|it\s+had)\s+been\s+(?:ages|years|forever|a\s+(?:long\s+)?while|"
+    r"a\s+long\s+time)(?:\s+since\b|$)|^I\s+(?:haven't|have\s+not|hardly|never)\s+(?:\w+\s+){0,3}"
+    r"(?:in\s+(?:ages|years|a\s+while)|anymore|any\s+more|lately|these\s+days)\b",
+    re.IGNORECASE,
+)
+_PASTIMES = frozenset({"hobbies"})
+
+
+def _lapsed(readings: list[list[Finding]], clauses: list[Clause]) -> list[list[Finding]]:
+    """The readings without a pastime the next clause says has lapsed."""
+    out = list(readings)
+    for i in range(len(clauses) - 1):
+        if _LAPSED_AFTER.search(clauses[i + 1].text):
+            out[i] = [f for f in out[i] if f.attribute not in _PASTIMES]
+    return out
+
+
 def _read(clause: Clause) -> list[Finding]:
     if _BYGONE.search(clause.text):
         return [f for f in _read_now(clause) if f.attribute in _PAST_BY_DEFINITION]
@@ -321,7 +344,7 @@ def _valid_from(
     lasted = duration_start(clause.text, observation.observed_at)
     if lasted is not None:
         return lasted
-    if finding.attribute is None and clause.tense == "past":
+    if finding.attribute is None and clause.tense == "past" and not _RECENT.search(clause.text):
         return UNKNOWN_START
     return observation.observed_at
 

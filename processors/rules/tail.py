@@ -40,7 +40,9 @@ _TAIL_CUT = re.compile(r",|\s+(?:which|who|where)\s+", re.IGNORECASE)
 # "working on for a while": a preposition left without its object (a relative clause's remnant).
 _DANGLING = re.compile(
     r"\b(?:on|at|in|with|to|for|about|from|of)\s+(?:on|at|in|with|to|for|about|from|of)\b|"
-    r"\b(?:on|at|in|with|to|for|about|from|of)$",
+    r"\b(?:on|at|in|with|to|for|about|from|of)$|"
+    # "signed up for a pottery class and, as I said, …": the cut left a dangling conjunction.
+    r"\b(?:and|or|but|so|because|then|like|as|than|that)$",
     re.IGNORECASE,
 )
 _HAD_OBJECTS = re.compile(r"^\s+(?:surgery|an?\s+(?:\w+\s+)?(?:baby|surgery|operation|accident))\b")

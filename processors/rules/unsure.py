@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from slotwise.processors.model import stable_id
 from slotwise.processors.rules.clauses import NEGATION, Clause
 from slotwise.processors.rules.gazetteer import city
+from slotwise.processors.rules.swaps import Swap, read_swap
 from slotwise.topics.records import CandidateFact, Observation
 
 __all__ = ["CUES", "Placer", "unsure_questions"]
@@ -35,33 +36,48 @@ CUES: dict[str, re.Pattern[str]] = {
     attribute: re.compile(rf"\b(?:{pattern})", _I)
     for attribute, pattern in {
         "home_city": r"live\b|living\b|lives\b|moved?\b|moving\b|relocat|flat\b|apartment|lease\b|"
-        r"movers|mud[eé]|mudamos|mudei|home\s+now|is\s+home",
+        r"movers|mud[eé]|mudamos|mudei|home\s+now|is\s+home|commute|neighbou?rhood|landlord|"
+        r"new\s+(?:place|house|home)\b",
         "employer": r"notice\b|last\s+day\s+at|laid\s+off|let\s+go\b|fired\b|quit\s+(?:my\s+)?job|"
-        r"left\s+(?:my\s+job|(?-i:[A-Z])\w+)|start(?:ed|ing)?\s+at\b|new\s+job|joined\b|hired\b",
+        r"left\s+(?:my\s+job|(?-i:[A-Z])\w+)|start(?:ed|ing)?\s+at\b|new\s+job|joined\b|hired\b|"
+        r"resign|redundan|new\s+(?:gig|company|employer)|offer\s+from|first\s+day\s+at|"
+        r"day\s+one\s+at|farewell",
         "job_title": r"promot|my\s+(?:role|title|position)\b|went\s+back\s+to\s+being|"
-        r"left\s+(?:teaching|nursing|engineering|law|consulting)",
+        r"left\s+(?:teaching|nursing|engineering|law|consulting)|retrain|career\s+change|"
+        r"new\s+(?:role|title|position)\b",
         "team": r"\breorg|\bteam\b|moved\s+me\s+to",
         "work_arrangement": r"\bremote\b|office\b|\bhybrid\b|\bwfh\b|from\s+home|days\s+a\s+week|"
         r"in-office",
         "diet": r"vegan|vegetarian|veggie|pescatarian|\bketo\b|eating\s+(?:meat|fish)|"
-        r"\bdiet\b",
+        r"\bdiet\b|plant-based|\bhalal\b|\bkosher\b|eat\s+meat",
         "medications": r"\bmeds\b|medication|\bpills?\b|\bdose\b|prescri|switched\s+from",
         "allergies": r"allerg",
-        "medical_conditions": r"diagnos|\bcondition\b|doctor\s+says|after\s+all,?\s+it's",
-        "plan": r"\bplan\b|\btier\b|subscription|\benterprise\b|\bcontract\b",
+        "medical_conditions": r"diagnos|\bcondition\b|doctor\s+says|after\s+all,?\s+it's|"
+        r"diabet|asthma|\badhd\b|coeliac|celiac|migraine",
+        "plan": r"\bplan\b|\btier\b|subscription|\benterprise\b|\bcontract\b|upgrad|downgrad",
         "payment_method": r"\bpay(?:ing)?\s+by\b|\bcard\b|\binvoice\b|paypal|direct\s+debit",
         "billing_cycle": r"\bmonthly\b|\bannual(?:ly)?\b|\byearly\b",
         "relationship_status": r"married|wedding|tied\s+the\s+knot|divorc|separated|broke\s+up|"
-        r"engaged\b|girlfriend|boyfriend",
-        "children_count": r"\bbaby\b|newborn|gave\s+birth|\bborn\b",
+        r"engaged\b|girlfriend|boyfriend|fianc|split\s+up|widow",
+        "children_count": r"\bbaby\b|newborn|gave\s+birth|\bborn\b|\btwins\b",
         "pets": r"\bdog\b|\bcat\b|puppy|kitten|\bpets?\b",
         "timezone": r"time\s*zone|\bclock\b|hours?\s+(?:ahead|behind)|\bUTC\b|\bGMT\b",
-        "languages": r"\bspeak\b",
+        "languages": r"\bspeak\b|\bfluent\b",
+        "native_language": r"first\s+language|native\s+language|mother\s+tongue",
+        "name": r"surname|last\s+name|maiden\s+name|full\s+name|legal\s+name|my\s+name\b",
+        "preferred_name": r"call\s+me\b|\bgo\s+by\b|nickname",
+        "pronouns": r"pronouns",
+        "date_of_birth": r"birthday|date\s+of\s+birth|\bdob\b|born\s+on\b",
+        "education": r"\bdegree\b|graduat|\bphd\b|master's|\bmasters\b",
+        "database": r"\bdb\b|database|postgres|mysql|mongo|sqlite|snowflake|bigquery",
+        "preferred_contact_method": r"text\s+me|email\s+me|whatsapp|reach\s+me|contact\s+me",
+        "current_location": r"\btrip\b|\blanded\b|travell?ing\b",
         "phone": r"\bnumber\b|\bphone\b|\bmobile\b|\bdigits\b",
         "email": r"\be-?mail\b",
         "postal_address": r"\baddress\b",
         "nationality": r"citizen|passport|nationality",
-        "hobbies": r"stopped\s+(?:climbing|running|swimming|playing|cycling)|gave\s+up\s+\w+ing",
+        "hobbies": r"stopped\s+(?:climbing|running|swimming|playing|cycling)|gave\s+up\s+\w+ing|"
+        r"took\s+up|taking\s+up|picked\s+up\s+\w+ing|\bhobby\b",
     }.items()
 }
 # The clause says something changed, was wrong, or no longer holds.
@@ -70,7 +86,10 @@ _MARKER = re.compile(
     r"any\s*more|instead|these\s+days|updated?|correction|typo|autocorrect|misspoke|i\s+meant|"
     r"wrong|left|quit|stopped|handed\s+in|last\s+day|laid\s+off|started|arrived|tied\s+the\s+knot|"
     r"reorg|after\s+all|turns\s+out|actually|went\s+back|back\s+(?:in|to)|cancelled|canceled|"
-    r"lapse|since\s+last|finally|done|mud[eé]|mudamos|mudei|clarified|specifically)\b",
+    r"lapse|since\s+last|finally|done|mud[eé]|mudamos|mudei|clarified|specifically|promot\w*|"
+    r"retrain\w*|took\s+up|became|got\s+(?:married|engaged|divorced)|split\s+up|gave\s+birth|"
+    r"signed|from\s+now\s+on|going\s+forward|swapped|replaced|dropped|ditched|joined|"
+    r"first\s+day|day\s+one|farewell|resigned|redundant|migrated)\b",
     _I,
 )
 # Someone else is the clause's subject: their changes are not the speaker's.
@@ -78,7 +97,8 @@ _OTHER = re.compile(
     r"^(?:(?:my|our|his|her|their)\s+(?:sister|brother|mom|mum|mother|dad|father|friend|"
     r"partner|husband|wife|boss|manager|colleague|coworker|son|daughter|cousin|aunt|uncle|"
     r"girlfriend|boyfriend|roommate|flatmate|neighbou?r|parents?|kids?)|he|she|"
-    r"[A-Z][a-z]+\s+(?:is|was|has|moved|left|got))\b",
+    r"(?!(?:today|yesterday|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
+    r"this|that|it|there|work|life)\b)[A-Z][a-z]+\s+(?:is|was|has|moved|left|got))\b",
     _I,
 )
 # Words that make the clause about the past, someone's plan, or a question.
@@ -94,7 +114,10 @@ _CORRECTS = re.compile(
     r"actually)\b",
     _I,
 )
-_MOVE = re.compile(r"\b(?:moved|move|moving|relocated|mud[eé]|mudamos|mudei|now|home)\b", _I)
+# A move, or a home that has lasted since some time: either way a held zone may be stale.
+_MOVE = re.compile(
+    r"\b(?:moved|move|moving|relocated|mud[eé]|mudamos|mudei|now|home|been\s+living|since)\b", _I
+)
 
 
 def unsure_questions(
@@ -106,6 +129,11 @@ def unsure_questions(
     """A question per slot a clause speaks about with a change in view that no candidate
     of the turn fills (named by the cue words, else by ``placer``, the attribute
     classifier); and the timezone a move implies, tentatively."""
+    swap = _own_swap(observation.text)
+    if swap is not None and not any(str(c.value).casefold() == swap.new.casefold() for c in found):
+        # The resolver applies it to the one held fact the old words name, else asks; the
+        # slot words beside it ("correction on my number") add nothing to that.
+        return [_question(observation, None, observation.text, 0, swap.new)]
     placed = {c.attribute for c in found if c.attribute is not None}
     asked: list[CandidateFact] = []
     unnamed: list[str] = []
@@ -134,16 +162,44 @@ def unsure_questions(
         place = city(str(homes[0].value))
         if place is not None:
             said = f"{homes[0].text} (a move; {place.timezone} is that city's zone)"
-            asked.append(_question(observation, "timezone", said, len(asked)))
+            asked.append(_question(observation, "timezone", said, len(asked), place.timezone))
     return asked
 
 
-def _question(observation: Observation, attribute: str | None, said: str, n: int) -> CandidateFact:
+# The speaker says they put something right.
+_OWN_SLIP = re.compile(
+    r"\b(?:autocorrect|typo|sorry|correction|meant|misspoke|misspel\w*|mistyp\w*|wrong|oops|"
+    r"wait|my\s+bad|i\s+said)\b",
+    _I,
+)
+# Someone else in the turn: the swap may be about them ("my brother's in Leeds, not York").
+_SOMEONE = re.compile(
+    r"\b(?:(?:my|our|his|her|their)\s+(?:sister|brother|mom|mum|mother|dad|father|friend|partner|"
+    r"husband|wife|boss|manager|colleague|coworker|son|daughter|cousin|aunt|uncle|girlfriend|"
+    r"boyfriend|roommate|flatmate|neighbou?r|parents?|kids?)|he|she|they|he's|she's|they're)\b",
+    _I,
+)
+
+
+def _own_swap(text: str) -> Swap | None:
+    """The swap of words the speaker's own correction states, if it is plainly theirs."""
+    plain = text.replace("\u2019", "'")
+    if not _OWN_SLIP.search(plain) or _SOMEONE.search(plain) or _NOT_NOW.search(plain):
+        return None
+    return read_swap(plain)
+
+
+def _question(
+    observation: Observation, attribute: str | None, said: str, n: int, tentative: str | None = None
+) -> CandidateFact:
+    """The question; ``tentative`` is a value the turn implies but does not state (the zone
+    of a new home city), for the resolver to weigh against what the slot holds."""
     if attribute is None:
         return CandidateFact(
             schema="candidate/1",
             candidate_id=stable_id("rules-unsure", observation.observation_id, str(n)),
             subject_id=observation.subject_id,
+            value=tentative,
             text=f"User may have corrected or withdrawn something: {said[:300]}",
             observed_at=observation.observed_at,
             source=observation.source,
@@ -156,6 +212,7 @@ def _question(observation: Observation, attribute: str | None, said: str, n: int
         candidate_id=stable_id("rules-unsure", observation.observation_id, str(n)),
         subject_id=observation.subject_id,
         attribute=attribute,
+        value=tentative,
         text=f"User may have changed their {attribute.replace('_', ' ')}: {said[:160]}",
         observed_at=observation.observed_at,
         source=observation.source,

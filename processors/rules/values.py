@@ -41,7 +41,10 @@ BOUNDARY = re.compile(
     r"^\s*(?:$|[,;:(]|(?:on|in|as|since|for|with|from|at|near|now|currently|today|yesterday|"
     r"tomorrow|last|next|this|starting|until|but|so|because|where|which|who|though|although|"
     r"while|full-time|part-time|remotely|these\s+days|again|too|as\s+well|right\s+now|by|after|"
-    r"before|during|over|to|back|originally|ever|anymore|\d)\b)",
+    r"before|during|over|to|back|originally|ever|anymore|\d|ago|recently|finally|already|btw|"
+    r"fyi|lol|haha|a\s+(?:fortnight|week|month|year|while|few|couple)|the\s+(?:following|"
+    r"(?:day|week|month|year)\s+(?:after|before))|"
+    r"(?:two|three|four|five|six|several|a\s+few)\s+(?:days|weeks|months|years))\b)",
     re.IGNORECASE,
 )
 

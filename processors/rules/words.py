@@ -202,7 +202,9 @@ TIMEZONE = re.compile(
     r"^(?P<tz>(?:UTC|GMT)\s*[+-]\s*\d{1,2}(?::?\d\d)?|UTC|GMT|CET|CEST|EET|EEST|WET|WEST|BST|IST|"
     r"EST|EDT|CST|CDT|MST|MDT|PST|PDT|AKST|HST|JST|KST|AEST|AEDT|ACST|AWST|NZST|SGT|HKT|BRT|ART|"
     r"[A-Z][a-z]+/[A-Z][A-Za-z_]+(?:/[A-Z][A-Za-z_]+)?|(?i:pacific|eastern|central|mountain))"
-    r"(?P<suffix>\s+(?i:time(?:\s?zone)?|standard\s+time))?$"
+    r"(?P<suffix>\s+(?i:time(?:\s?zone)?|standard\s+time))?"
+    # What chat adds after the zone: "CET now fyi".
+    r"(?:\s+(?i:now|too|again|btw|fyi|these\s+days|from\s+now\s+on|going\s+forward|actually))*$"
 )
 PARTICLES = _words("de da do dos das di du del della van von der den la le of upon &")
 PROPER_BLOCK = _words(
@@ -221,7 +223,8 @@ STOPWORDS = PROPER_BLOCK | _words(
     "night day week month year morning evening today tomorrow yesterday moment place town city "
     "country area state company startup job office team bank hospital store shop restaurant "
     "cafe home house apartment flat back later anytime soon again hard lot lately usual great "
-    "well busy fine together nonstop alot recently while ago few couple days weeks months years"
+    "well busy fine together nonstop alot recently while ago few couple days weeks months years "
+    "these those fortnight"
 )
 IRREGULAR_PAST = _words(
     "went ran saw met got took made bought began found gave left wrote won lost came ate drank "

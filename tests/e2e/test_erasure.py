@@ -351,7 +351,7 @@ def test_deletion_intent_turns_erase_and_ambiguous_turns_erase_nothing(
         "I forgot my password again.",  # ambiguous: a task, not a request of the memory
         "Forget it, never mind.",
         "Delete the meeting from my calendar.",
-        "Please forget what I told you about my job.",  # → erase employer
+        "Please forget what I told you about my employer.",  # → erase employer
     ]
     turns = [
         Observation(observation_id=str(uuid.uuid4()), subject_id=subject, text=text,

@@ -26,6 +26,7 @@ SCHEMA_DOC = {
         "employer": {"cardinality": "one", "category": "job", "half_life_days": 365},
         "home_city": {"cardinality": "one", "category": "location", "half_life_days": None},
         "hobby": {"cardinality": "many", "category": "interests", "half_life_days": 180},
+        "timezone": {"cardinality": "one", "category": "location", "half_life_days": None},
     },
 }
 NOW = datetime(2026, 3, 20, 12, 0, tzinfo=UTC)
@@ -429,6 +430,63 @@ def test_a_deletion_question_is_always_asked_and_erases_nothing() -> None:
     assert result.decision is Decision.REVIEW and result.facts == ()
     assert result.review is not None and result.review.incumbent_fact_ids == ()
     assert [f.text for f in world.current()] == [LIVES]
+
+
+def moved(cid: str, zone: str) -> CandidateFact:
+    """The reader's question after a move: the new city's zone, implied and tentative."""
+    return candidate(
+        cid, "User may have changed their timezone: moved", "timezone", zone
+    ).model_copy(update={"question": "a move; the new city keeps another zone"})
+
+
+def test_a_move_supersedes_a_held_region_zone_with_the_one_it_implies() -> None:
+    world = World(Table({}), ScriptedMatcher([]))
+    world.write(candidate("c1", "User's timezone is Europe/London.", "timezone", "Europe/London"))
+    result = world.write(moved("c2", "America/Toronto"))
+    assert result.decision is Decision.SUPERSEDE and result.review is None
+    assert [f.value for f in world.current()] == ["America/Toronto"]
+
+
+def test_a_move_within_the_held_zone_only_confirms_it() -> None:
+    world = World(Table({}), ScriptedMatcher([]))
+    world.write(candidate("c1", "User's timezone is Europe/Paris.", "timezone", "Europe/Paris"))
+    result = world.write(moved("c2", "Europe/Paris"))
+    assert result.decision is Decision.NOOP and result.review is None
+    assert [f.value for f in world.current()] == ["Europe/Paris"]
+
+
+@pytest.mark.parametrize("held", ["CET", "UTC+2", "Pacific Time"])
+def test_a_move_against_a_zone_held_as_written_is_asked(held: str) -> None:
+    # An abbreviation or an offset is kept as the user wrote it; comparing it with a
+    # city's zone would be a guess.
+    world = World(Table({}), ScriptedMatcher([]))
+    world.write(candidate("c1", f"User's timezone is {held}.", "timezone", held))
+    result = world.write(moved("c2", "Europe/Berlin"))
+    assert result.decision is Decision.REVIEW and result.facts == ()
+    assert [f.value for f in world.current()] == [held]
+
+
+def swap_question(cid: str, said: str, new: str) -> CandidateFact:
+    """The reader's question for a correction it read as a swap of words."""
+    text = f"User may have corrected or withdrawn something: {said}"
+    return candidate(cid, text, None, new).model_copy(update={"question": "corrects something"})
+
+
+def test_a_correction_read_as_a_swap_supersedes_the_fact_it_names() -> None:
+    world = World(Table({}), ScriptedMatcher([]))
+    world.write(candidate("c1", "User lives in Leiden.", "home_city", "Leiden"))
+    result = world.write(swap_question("c2", "ugh autocorrect, Leipzig not Leiden", "Leipzig"))
+    assert result.decision is Decision.SUPERSEDE and result.review is None
+    assert [(f.attribute, f.value) for f in world.current()] == [("home_city", "Leipzig")]
+
+
+def test_a_swap_in_a_many_valued_slot_is_asked_about_that_fact() -> None:
+    world = World(Table({}), ScriptedMatcher([]))
+    cello = world.write(candidate("c1", "User plays cello.", "hobby", "cello"))
+    result = world.write(swap_question("c2", "when i said cello i meant viola", "viola"))
+    assert result.decision is Decision.REVIEW and result.facts == ()
+    assert result.review is not None
+    assert result.review.incumbent_fact_ids == (cello.facts[0].fact_id,)
 
 
 def test_a_correction_without_a_slot_is_asked_about_the_held_value_it_names() -> None:

@@ -16,7 +16,7 @@ from slotwise.processors.rules.classifier import (
     load_exemplars,
     read_value,
 )
-from slotwise.processors.rules.clauses import split_clauses
+from slotwise.processors.rules.clauses import Clause, split_clauses
 from slotwise.processors.schema import AttributeSchema
 from slotwise.topics.records import CandidateFact, Observation
 
@@ -166,3 +166,16 @@ def test_no_clause_outlives_the_turn_in_a_shared_cache() -> None:
     embedder = ForgettingEmbedder()
     ExemplarClassifier(embedder, exemplars=EXEMPLARS).classify(["I get hives from cashews"])
     assert embedder.forgotten == ["I get hives from cashews"]
+
+
+@pytest.mark.parametrize(
+    ("text", "worth"),
+    [
+        ("we cancelled the Pro subscription", False),  # names the value it left
+        ("I ditched the enterprise tier last month", False),
+        ("we let the team contract lapse", False),
+        ("we dropped to the free plan after the trial", True),  # names the value it took
+    ],
+)
+def test_a_clause_that_leaves_a_value_is_not_placed(text: str, worth: bool) -> None:
+    assert candidate_clause(Clause(text, cased=True, tense=None)) is worth

@@ -147,12 +147,17 @@ _RELATIONSHIP = compile_all(
     r"separated)\b(?P<after>.*)$",
     rf"^{AM}\s+a\s+(?P<status>widow|widower|single\s+(?:mom|mum|mother|dad|father|parent))"
     r"\b(?P<after>.*)$",
+    # "we tied the knot on saturday": the wedding itself.
+    rf"^(?:I|we)(?:'ve|\s+have)?{ADVERBS}\s+(?P<status>tied\s+the\s+knot|got\s+hitched)\b"
+    r"(?P<after>.*)$",
 )
 
 
 def read_relationship(clause: Clause) -> list[Finding]:
     found = first_match(_RELATIONSHIP, clause.text)
-    if found is None or not STATE_AFTER.match(found["after"]):
+    # A wedding is an event: what follows dates it ("on saturday"), it qualifies no state.
+    wedding = found is not None and found["status"].lower().startswith(("tied", "got"))
+    if found is None or not (wedding or STATE_AFTER.match(found["after"])):
         return []
     status = " ".join(found["status"].lower().split())
     if status.startswith("in a"):
@@ -161,6 +166,8 @@ def read_relationship(clause: Clause) -> list[Finding]:
         status = "widowed"
     elif status.startswith("single"):
         status = "single"
-    changed = re.match(r"^I(?:'ve|\s+have)?\W*\w*\s*(?:got|gotten)\b", clause.text, _I)
+    elif status.startswith(("tied", "got")):
+        status = "married"
+    changed = re.match(r"^(?:I|we)(?:'ve|\s+have)?\W*\w*\s*(?:got|gotten|tied)\b", clause.text, _I)
     text = f"User is {status}." if changed else say(clause)
     return [Finding("relationship_status", status, text)]

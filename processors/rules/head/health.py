@@ -28,6 +28,13 @@ _ALLERGIC = compile_all(
 )
 
 
+# A list after "allergic to" runs on into other statements ("latex, asthmatic, vegan"): a
+# condition's adjective or a diet is the speaker's state, never an allergen.
+_STATE_WORD = re.compile(
+    rf"(?:tic|mic)$|^(?:{'|'.join(sorted(map(re.escape, DIETS), key=len, reverse=True))})$", re.I
+)
+
+
 def read_allergies(clause: Clause) -> list[Finding]:
     found = first_match(_ALLERGIC, clause.text)
     if found is None:
@@ -37,7 +44,7 @@ def read_allergies(clause: Clause) -> list[Finding]:
         words = [w for w in item.lower().split() if w not in ("the", "all", "raw", "any")]
         allergen = ALLERGENS.get(" ".join(words))
         plain = 0 < len(words) <= 2 and all(w.isalpha() and w not in STOPWORDS for w in words)
-        if allergen is None and plain and not set(words) & VAGUE:
+        if allergen is None and plain and not set(words) & VAGUE and not _STATE_WORD.search(item):
             allergen = " ".join(words)
         if allergen is not None and allergen not in allergens:
             allergens.append(allergen)

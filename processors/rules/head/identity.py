@@ -84,14 +84,26 @@ _CALL_ME = compile_all(
 _INTRO = re.compile(r"^I(?:'m|\s+am)\s+(?P<rest>.+)$")
 
 
+# "my name is different now", "call me old-fashioned": words said about a name, not one.
+_SAID_OF_A_NAME = frozenset(
+    "different same changed new wrong correct right weird long short hard spelled pronounced "
+    "unusual common fine ok okay complicated easy private hyphenated double legally officially "
+    "still also actually old-fashioned crazy paranoid lazy picky lucky biased".split()
+)
+
+
+def _a_name(name: str | None) -> str | None:
+    return None if name is None or name.split()[0].casefold() in _SAID_OF_A_NAME else name
+
+
 def read_name(clause: Clause) -> list[Finding]:
     found = first_match(_NAME, clause.text)
     if found is not None:
-        name = bounded(proper_noun(found["rest"], clause.cased))
+        name = _a_name(bounded(proper_noun(found["rest"], clause.cased)))
         return [] if name is None else [Finding("name", name, f"User's name is {name}.")]
     found = first_match(_CALL_ME, clause.text)
     if found is not None:
-        name = bounded(proper_noun(found["rest"], clause.cased, limit=2))
+        name = _a_name(bounded(proper_noun(found["rest"], clause.cased, limit=2)))
         if name is not None:
             return [Finding("preferred_name", name, f"User prefers to be called {name}.")]
     return []
@@ -159,7 +171,8 @@ def _place_kind(place: str) -> tuple[str, str]:
         return "home_country", COUNTRIES[key]
     if key in REGIONS:
         return "home_region", REGIONS[key]
-    if key in AMBIGUOUS_PLACES:
+    if key in AMBIGUOUS_PLACES or key in PLANS:
+        # "moved to Team": a plan's name is a move of subscription, never a home.
         return "", place
     return "home_city", place
 
@@ -202,6 +215,7 @@ _SPEAK = compile_all(
 )
 _NATIVE = compile_all(
     r"^my\s+(?:native|first|mother)\s+(?:language|tongue)\s+is\s+(?P<rest>.+)$",
+    r"^(?P<rest>\w+)\s+is\s+my\s+(?:native|first|mother)\s+(?:language|tongue)$",
     rf"^{AM}\s+a\s+native\s+(?P<rest>.+?)\s+speaker$",
 )
 _LANGUAGE_QUALIFIERS = re.compile(

@@ -25,7 +25,7 @@ from slotwise.processors.rules.values import (
     strip_the,
 )
 from slotwise.processors.rules.wording import ADVERBS
-from slotwise.processors.rules.words import AMBIGUOUS_PLACES, NUMBERS, STOPWORDS
+from slotwise.processors.rules.words import AMBIGUOUS_PLACES, NUMBERS, PLANS, STOPWORDS
 
 __all__ = [
     "place_kind",
@@ -44,8 +44,10 @@ _WE = r"(?:I|we)(?:'m|'re|\s+am|\s+are|'ve|\s+have)?"
 
 def place_kind(place: str, cased: bool) -> tuple[str, str] | None:
     """``(attribute, canonical)`` for a place name; None when no library knows an uncased one."""
-    if place.casefold() in AMBIGUOUS_PLACES:
-        return None  # Georgia, Washington, Victoria: a city in one reading, a state in another
+    if place.casefold() in AMBIGUOUS_PLACES or place.casefold() in PLANS:
+        # Georgia, Washington, Victoria: a city in one reading, a state in another; "Team",
+        # "Pro": a plan the speaker moved to.
+        return None
     country = gazetteer.country(place)
     if country is not None:
         return "home_country", country
@@ -74,11 +76,11 @@ _HOME = tuple(
         r"(?:\s+(?:back|up|over|out|down))?\s+(?:in|to|out\s+of)\s+(?P<rest>.+)$",
         r"\b(?:keys\s+to\s+(?:the|our|my|a)\s+new\s+(?:place|flat|house|apartment|home)|"
         r"(?:new|our|my)\s+(?:place|flat|house|apartment)|signed\s+(?:the|a)\s+lease|"
-        r"unpacked\s+the\s+last\s+box(?:es)?)\s+in\s+(?P<rest>.+)$",
+        r"unpacked\s+the\s+last\s+box(?:es)?)\s+in\s+(?P<rest>.+?)(?:\s+(?:is|was|has|feels)\b.*)?$",
         r"\bthe\s+move\s+to\s+(?P<rest>.+?)\s+is\s+(?:done|finished|complete)\b",
         r"^(?P<rest>\w+(?:\s+\w+)?)\s+is\s+home\s+now\b",
         # "since thursday" is a trip (current_location), "since 2020" a home.
-        rf"^{_WE}{ADVERBS}\s+(?:in|been\s+in)\s+(?P<rest>.+?)\s+(?:now|these\s+days|since\b"
+        rf"^{_WE}{ADVERBS}\s+(?:in|been\s+in)\s+(?P<rest>.+?)\s+(?:(?:now|these\s+days)(?:\s*,.*)?|since\b"
         r"(?!\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|yesterday|this\s+"
         r"morning|last\s+night)\b).*)$",
     )
@@ -87,8 +89,13 @@ _HOME = tuple(
 
 def read_home_in_passing(clause: Clause) -> list[Finding]:
     text = clause.text
-    lead = re.match(r"^(?:I|we|our|my)\b", text, _I) or re.search(r"\bis\s+home\s+now\b", text, _I)
-    if not lead or not (own(clause) or re.search(r"\bis\s+home\s+now\b", text, _I)):
+    # "Lisbon is home now"; "the commute from our new place in York": the speaker's own home,
+    # said in passing, whoever the clause's subject is.
+    passing = re.search(r"\bis\s+home\s+now\b", text, _I) or re.search(
+        r"\b(?:our|my)\s+new\s+(?:place|flat|house|apartment|home)\s+in\b", text, _I
+    )
+    lead = re.match(r"^(?:I|we|our|my)\b", text, _I) or passing
+    if not lead or not (own(clause) or passing):
         return []
     for number, pattern in enumerate(_HOME):
         found = pattern.search(text)

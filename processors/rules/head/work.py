@@ -47,7 +47,9 @@ _TITLE_AT = re.compile(
     _I,
 )
 _TITLE_ONLY = re.compile(
-    rf"^{AM}\s+(?:a|an)\s+(?P<title>[\w\s/&-]+?)(?:\s+by\s+(?:trade|profession|training))?$", _I
+    rf"^(?:{AM}|I\s+went\s+back\s+to\s+being)\s+(?:a|an)\s+(?P<title>[\w\s/&-]+?)"
+    r"(?:\s+by\s+(?:trade|profession|training))?(?:\s+(?:now|these\s+days|again|full[- ]time))?$",
+    _I,
 )
 _WORK_AS = re.compile(
     rf"^I{ADVERBS}\s+work\s+as\s+(?:a|an)\s+(?P<title>[\w\s/&-]+?)"
@@ -66,7 +68,12 @@ _HIRED = compile_all(
     r"was\s+hired\s+(?:at|by)|landed\s+a\s+(?:new\s+)?job\s+(?:at|with)|accepted\s+(?:a|an)\s+"
     r"(?:new\s+)?(?:job|offer|position)\s+(?:at|from|with))\s+(?P<rest>.+)$",
 )
-_JOINED = compile_all(rf"^I(?:'ve|\s+have)?{ADVERBS}\s+joined\s+(?P<rest>.+)$")
+_JOINED = compile_all(
+    rf"^I(?:'ve|\s+have)?{ADVERBS}\s+joined\s+(?P<rest>.+)$",
+    # A dated start at a company: "I join Optus on the 3rd", "I'm joining Arm in May".
+    rf"^I(?:'ll|\s+will|'m|\s+am)?{ADVERBS}\s+(?:join|joining)\s+(?P<rest>[^,;]+?\s+(?:on|in|next|"
+    r"from|this)\b.*)$",
+)
 _NEW_JOB_AS = re.compile(
     rf"^I(?:'ve|\s+have)?{ADVERBS}\s+(?:started|got|landed|took|accepted|began)\s+(?:a|my)\s+"
     r"(?:new\s+)?(?:job|role|position)\s+as\s+(?:a|an)\s+(?P<title>[\w\s/&-]+?)"
@@ -157,9 +164,18 @@ _THE_LEADER = re.compile(
 )
 
 
+# "got promoted to senior developer last week": the new title, whatever the tail says.
+_PROMOTED = re.compile(
+    rf"^I(?:'ve|\s+have)?{ADVERBS}\s+(?:got|was|been|just\s+got)\s+promoted\s+to\s+"
+    r"(?:a\s+|an\s+)?(?P<title>[\w\s/&-]+?)"
+    r"(?=\s+(?:last|this|in|on|at|since|yesterday|today|so|and|after|recently)\b|\W*$)",
+    _I,
+)
+
+
 def read_title(clause: Clause) -> list[Finding]:
     """A job title stated as the title, with no employer."""
-    found = _TITLE_IS.match(clause.text)
+    found = _TITLE_IS.match(clause.text) or _PROMOTED.match(clause.text)
     title = None if found is None else job_title(found["title"])
     if title is None:
         leader = _THE_LEADER.match(clause.text)

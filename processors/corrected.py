@@ -1,0 +1,81 @@
+"""A correction's swap applied to the one held fact it names.
+
+"sorry autocorrect, his name is Mac not Max": the reader could not place the
+slot, but it read the swap (``processors.rules.swaps``) and the memory holds
+``pets = dog named Max``. When the old words name exactly one current fact of a
+slot, the corrected value is that fact's value with the old words replaced by
+the new ones; the policy then decides as for any stated change (a corroborated
+high-stakes fact still goes to a human; a many-valued slot, which the policy only
+adds to, too). Anything less clear — no held fact named, two named, a
+"correction" that only adds detail ("cambridge MA not cambridge uk") — stays a
+question.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from slotwise.processors.rules.swaps import Swap, read_swap
+from slotwise.processors.schema import AttributeSchema
+from slotwise.topics.records import CandidateFact, Fact
+
+__all__ = ["Corrected", "corrected"]
+
+
+@dataclass(frozen=True, slots=True)
+class Corrected:
+    """The held fact a correction takes back, and the value it puts in its place."""
+
+    held: Fact
+    value: str
+    # A many-valued slot: which value the correction replaces is plain, but the policy
+    # only adds to such a slot, so a human applies it.
+    many: bool = False
+
+
+def corrected(
+    candidate: CandidateFact, current: Sequence[Fact], schema: AttributeSchema
+) -> Corrected | None:
+    """The correction a question candidate carries (its ``value`` is the swap's new
+    words), applied to the one current fact among ``current`` its old words name."""
+    if candidate.attribute is not None or not isinstance(candidate.value, str):
+        return None
+    swap = read_swap(candidate.text)
+    if swap is None or swap.new != candidate.value:
+        return None
+    named = [
+        (fact, value)
+        for fact in current
+        if fact.attribute is not None
+        and isinstance(fact.value, str)
+        and (value := _swapped(fact.value, swap)) is not None
+    ]
+    if len(named) != 1:
+        return None
+    fact, value = named[0]
+    spec = schema.get(fact.attribute)
+    if spec is None:
+        return None
+    return Corrected(fact, value, many=not spec.single_valued)
+
+
+def _swapped(held: str, swap: Swap) -> str | None:
+    """``held`` with the old words put right, or None when the old words do not name it."""
+    value, old, new = held.casefold(), swap.old.casefold(), swap.new.casefold()
+    if len(old) < 2 or _within(value, new):
+        return None  # the "new" value only details the held one
+    if value == old or (len(value) >= 3 and _within(value, old)):
+        return swap.new
+    if _within(old, value):
+        at = list(re.finditer(rf"(?<!\w){re.escape(old)}(?!\w)", value))[-1]
+        return held[: at.start()] + swap.new + held[at.end() :]
+    digits = re.sub(r"\D", "", held)
+    if old.isdigit() and new.isdigit() and len(old) >= 2 and digits.endswith(old):
+        return held[: len(held) - len(old)] + swap.new if held.endswith(swap.old) else None
+    return None
+
+
+def _within(part: str, whole: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(part)}(?!\w)", whole) is not None

@@ -1,0 +1,96 @@
+"""A correction as a swap of words: "Portland not Portsmouth", "not sasha, Sacha".
+
+The reader often cannot tell which slot a correction is about ("his name is Mac
+not Max": a pet? a partner?), but the words it swaps are plain: the old value,
+which the subject's memory may hold, and the new one. Only the resolver knows
+what is held, so the rules read the swap and the resolver applies it to the one
+held fact the old words name (``processors.corrected``). Only the clear shapes
+are read; anything else stays a question for a human.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["Swap", "read_swap"]
+
+_I = re.IGNORECASE
+
+# The pieces of a turn a swap is read within: commas and clause punctuation end a phrase.
+_PIECES = re.compile(r"\s*(?:[,;:.!?()]|\s[\u2013\u2014-]\s|\u2014)\s*")
+_NOT = re.compile(r"^(?P<new>.*?)\s*\bnot\s+(?P<old>.+)$", _I)
+_MEANT = re.compile(
+    r"^(?:when\s+i\s+said\s+(?P<old>.+?)\s+)?i\s+meant\s+(?P<new>.+?)(?:\s+not\s+(?P<old2>.+))?$",
+    _I,
+)
+# Words that open the new phrase without being part of the value.
+_LEAD = re.compile(
+    r"^(?:(?:ugh|ah|oh|oops|no|wait|sorry|autocorrect|correction|small\s+correction|actually|"
+    r"it's|it\s+is|i\s+meant|his\s+name\s+is|her\s+name\s+is|its\s+name\s+is|"
+    r"my\s+(?:\w+\s+){1,3}(?:is|are)|(?:the\s+)?last\s+(?:\w+\s+)?(?:digits|numbers)\s+are|"
+    r"the\s+right\s+one\s+is)\b\s*)+",
+    _I,
+)
+# Words that end the value: what comes after it says why or when.
+_TAIL = re.compile(r"\s+(?:with|the|for|about|on|at|in|lol|typo|sorry|either|btw)\b.*$", _I)
+# The "not" denies something rather than correcting it: "not remote anymore", "I do not eat…".
+_DENIAL = re.compile(
+    r"\b(?:any\s*more|no\s+longer|longer|yet|really|sure)\b|^(?:i|we|you|he|she|they|it|do|does|did|"
+    r"am|is|are|was|were|have|has|had|can|will|would)\b",
+    _I,
+)
+_MAX_WORDS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Swap:
+    """The words a correction takes back (``old``) and the ones it puts in (``new``)."""
+
+    old: str
+    new: str
+
+
+def read_swap(text: str) -> Swap | None:
+    """The one swap a correction states, or None when there is none or more than one."""
+    pieces = [p for p in _PIECES.split(text.replace("\u2019", "'").strip()) if p]
+    found: set[tuple[str, str]] = set()
+    swaps: list[Swap] = []
+    for i, piece in enumerate(pieces):
+        swap = _in_piece(piece, pieces[i - 1] if i else None, pieces[i + 1 : i + 2])
+        if swap is not None and (swap.old.casefold(), swap.new.casefold()) not in found:
+            found.add((swap.old.casefold(), swap.new.casefold()))
+            swaps.append(swap)
+    return swaps[0] if len(swaps) == 1 else None
+
+
+def _in_piece(piece: str, before: str | None, after: list[str]) -> Swap | None:
+    meant = _MEANT.match(_LEAD_FILLER.sub("", piece))
+    if meant is not None and (meant["old"] or meant["old2"]):
+        return _swap(meant["old"] or meant["old2"], meant["new"])
+    said = _NOT.match(piece)
+    if said is None or _DENIAL.search(said["old"]):
+        return None
+    if _LEAD.sub("", said["new"]).strip():
+        return _swap(said["old"], said["new"])
+    # "vegetarian, not vegan" / "not sasha, Sacha with a c": the value beside the denial,
+    # the one before it first.
+    beside = [before] if before is not None else []
+    for value in [*beside, *after]:
+        swap = _swap(said["old"], value)
+        if swap is not None:
+            return swap
+    return None
+
+
+# Chat openers before "i meant": "sorry i meant text not phone call".
+_LEAD_FILLER = re.compile(r"^(?:(?:ugh|ah|oh|oops|no|wait|sorry|actually|lol)\b[\s,]*)+", _I)
+
+
+def _swap(old: str, new: str) -> Swap | None:
+    old, new = _TAIL.sub("", old.strip()), _TAIL.sub("", _LEAD.sub("", new.strip()))
+    if not old or not new or _DENIAL.search(new) or old.casefold() == new.casefold():
+        return None
+    if len(old.split()) > _MAX_WORDS or len(new.split()) > _MAX_WORDS:
+        return None
+    return Swap(old, new)

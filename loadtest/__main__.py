@@ -5,6 +5,7 @@
     python -m slotwise.loadtest soak --runs 1 --count 1000000
     python -m slotwise.loadtest erasure --runs 1 --count 10000
     python -m slotwise.loadtest locomo --runs 1          # LoCoMo's turns, what the model costs
+    SLOTWISE_EXTRACT_WINDOW_MS=300000 python -m slotwise.loadtest locomo  # turns batched a call
 
 Every run starts from fresh topics, a fresh Redis prefix and fresh Milvus
 collections on the local stack (``slotwise stack up``), and removes them
@@ -210,6 +211,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             "workers": args.workers,
             "seed": args.seed,
             "model": settings.llm_model,
+            # What the workers inherit from this environment and the cost depends on.
+            "extract_gate": settings.extract_gate,
+            "extract_window_ms": settings.extract_window_ms,
+            "extract_window_turns": settings.extract_window_turns,
             "prices_usd_per_million_tokens": asdict(options.model_prices()),
         }
         path = write_result(

@@ -2,9 +2,9 @@
 
 Figures per observation (the unit a user pays for): model calls, input tokens
 (billed at the full rate, written to the prompt cache and read from it, all
-together), output tokens, the cached share of the input, and dollars per 1,000
-observations at the given per-token prices (by default the configured model's
-list prices, :mod:`models.pricing`).
+together; then the cache reads and the rest apart), output tokens, the cached
+share of the input, and dollars per 1,000 observations at the given per-token
+prices (by default the configured model's list prices, :mod:`models.pricing`).
 """
 
 from __future__ import annotations
@@ -42,6 +42,14 @@ def cost_figures(metrics: Mapping[str, float], observations: int, prices: Prices
     figures = [
         Figure("model calls per observation", calls / observations, "calls"),
         Figure("input tokens per observation", billed_input / observations, "tokens"),
+        # The two parts of it, billed a tenth apart: the cached prefix read back, and
+        # the rest (each call's own question, and the prefix when it is written).
+        Figure("cached input tokens per observation", usage.cache_read / observations, "tokens"),
+        Figure(
+            "uncached input tokens per observation",
+            (usage.input + usage.cache_write) / observations,
+            "tokens",
+        ),
         Figure("output tokens per observation", usage.output / observations, "tokens"),
         Figure(
             "cached input share",

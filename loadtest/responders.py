@@ -25,6 +25,7 @@ recognised as one.
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from collections.abc import Sequence
@@ -44,6 +45,11 @@ __all__ = ["bench", "extraction_reply", "main", "slot_reply", "warm"]
 _RENDERED = re.compile(
     r"Observation time: (?P<at>\S+).*?\nSpeaker: (?P<speaker>[^\n]*)\nMessage:\n(?P<text>.*)",
     re.DOTALL,
+)
+# A turn of a numbered several-turn request (models/extractor.py: render_turns).
+_NUMBERED = re.compile(
+    r"^Turn (?P<number>\d+)\. (?P<at>\S+) \(\w+\), (?P<speaker>[^\n]*?): (?P<text>\"[^\n]*\")$",
+    re.MULTILINE,
 )
 _CANDIDATE = re.compile(r'Candidate observation about the user:\n  "(?P<text>.*?)"\n\n', re.DOTALL)
 _LISTED = re.compile(r"^  (?P<number>\d+)\. (?P<text>.*)$", re.MULTILINE)
@@ -65,16 +71,38 @@ def _user_text(request: dict[str, Any]) -> str:
 
 
 def extraction_reply(request: dict[str, Any]) -> Reply:
-    """The rules extractor's reading of the rendered message, as ``record_facts`` input."""
-    found = _RENDERED.search(_user_text(request))
-    if found is None:
+    """The rules extractor's reading of the rendered message, as ``record_facts`` input.
+
+    Each turn of a numbered request is read alone and its items name it, so a turn's
+    answer is the same however many turns shared its call.
+    """
+    question = _user_text(request)
+    numbered = list(_NUMBERED.finditer(question))
+    if numbered:
+        facts: list[dict[str, Any]] = []
+        erase: list[dict[str, Any]] = []
+        for turn in numbered:
+            said = json.loads(turn["text"])
+            found, forgotten = _read(turn["at"], turn["speaker"], said)
+            number = {"turn": int(turn["number"])}
+            facts += [{**item, **number} for item in found]
+            erase += [{**item, **number} for item in forgotten]
+        return ToolUse({"facts": facts, "erase": erase} if erase else {"facts": facts})
+    single = _RENDERED.search(question)
+    if single is None:
         return ToolUse({"facts": []})
+    facts, erase = _read(single["at"], single["speaker"], single["text"])
+    return ToolUse({"facts": facts, "erase": erase} if erase else {"facts": facts})
+
+
+def _read(at: str, speaker: str, text: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The facts and the erase items the rules read in one message."""
     observation = Observation(
         observation_id="fake-model",
         subject_id="fake-model",
-        speaker=found["speaker"].strip() or "user",
-        text=found["text"],
-        observed_at=datetime.fromisoformat(found["at"]),
+        speaker=speaker.strip() or "user",
+        text=text,
+        observed_at=datetime.fromisoformat(at),
     )
     # One pass of the rules: a turn states facts or asks for an erase, never both.
     records = extract_records(observation, _schema())
@@ -97,7 +125,7 @@ def extraction_reply(request: dict[str, Any]) -> Reply:
         for c in records
         if isinstance(c, Command)
     ]
-    return ToolUse({"facts": facts, "erase": erase} if erase else {"facts": facts})
+    return facts, erase
 
 
 def slot_reply(request: dict[str, Any]) -> Reply:

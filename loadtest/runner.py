@@ -38,7 +38,7 @@ import redis
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from slotwise.sinks.kafka.admin import ensure_topics
-from slotwise.sinks.redis.keys import OBSERVATIONS, OBSERVED, KeyLayout
+from slotwise.sinks.redis.keys import META, OBSERVATIONS, OBSERVED, KeyLayout
 from slotwise.streams.config import Settings
 from slotwise.streams.dev.testing import (
     ChildProcess,
@@ -191,6 +191,30 @@ class Bench:
     def committed_count(self, topic: str) -> int:
         """Records the group has committed past, over all partitions (offsets start at 0)."""
         return sum(max(0, offset) for offset in self.committed(topic).values())
+
+    def watermarked(self, turns: Mapping[str, Sequence[str]]) -> int:
+        """Observations applied, each subject's counted up to its watermark.
+
+        ``turns`` lists each subject's observation ids in log order. The watermark is
+        the last observation a subject has applied, and its observations apply in
+        order, so its position says how many are done; unlike the watermark index
+        (:meth:`applied_observations`), it holds for turns dated months apart, which
+        the index prunes by event time.
+        """
+        client = redis.Redis.from_url(self.settings.redis_url)
+        try:
+            pipe = client.pipeline(transaction=False)
+            layout = KeyLayout(self.redis_prefix)
+            subjects = list(turns)
+            for subject in subjects:
+                pipe.hget(layout.key(subject, META), "watermark")
+            done = 0
+            for subject, mark in zip(subjects, pipe.execute(), strict=True):
+                if mark is not None:
+                    done += turns[subject].index(mark.decode()) + 1
+            return done
+        finally:
+            client.close()
 
     def applied_observations(self, subjects: Iterable[str]) -> int:
         """Observations whose watermark is in Redis, over ``subjects``."""

@@ -352,7 +352,9 @@ def through_the_model(
     options: Options, name: str, turns: Sequence[Observation], count: int, subjects: int
 ) -> RunResult:
     """``turns`` through workers and the fake model: throughput, CPU, calls, tokens, cost."""
-    subject_ids = sorted({o.subject_id for o in turns})
+    order: dict[str, list[str]] = {}
+    for turn in turns:
+        order.setdefault(turn.subject_id, []).append(turn.observation_id)
     with Bench(options.settings, options.workdir, options.partitions) as bench:
         model = bench.fake_model(options.latency_ms, "slotwise.loadtest.responders:bench")
         topic = bench.catalogue.observations
@@ -360,7 +362,7 @@ def through_the_model(
         env = {**options.worker_env(), **bench.model_env(model, options.llm_concurrency)}
         workers = start_workers(bench, options, env)
         # Every turn ends in its watermark, fact or none, once its candidates are applied.
-        follower = Follower(lambda: bench.applied_observations(subject_ids), workers)
+        follower = Follower(lambda: bench.watermarked(order), workers)
         cpu = Cpu(*(w.pid for w in workers))
         with profiled(options, workers[0], name):
             follower.until(count, options.deadline_s)

@@ -1,8 +1,11 @@
-"""Extraction by the model: one forced ``record_facts`` tool call per observation.
+"""Extraction by the model: one forced ``record_facts`` tool call per observation,
+or one per run of a session's turns (:meth:`AnthropicExtractor.extract_turns`).
 
 The fixed part of the prompt is the prefix every model call shares
 (:mod:`models.prompt`: instructions, the attribute vocabulary, the tools),
-cached; the per-call part is the observation's time, speaker and text.
+cached; the per-call part is the observation's time, speaker and text, or
+several turns', numbered. Each turn's records carry its own observation id,
+time and source, whichever call read it.
 
 The tool's output is validated item by item, because one bad item should not
 cost the others:
@@ -21,7 +24,9 @@ malformed: the call is made once more, then :class:`MalformedOutput` propagates.
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -33,6 +38,7 @@ from slotwise.models.forced_tool import ForcedTool, ToolAnswer
 from slotwise.models.llm import ModelClient
 from slotwise.models.prompt import (
     MAX_FACTS,
+    MAX_TURNS,
     RECORD_FACTS,
     extraction_tool,
     memory_prefix,
@@ -47,6 +53,7 @@ __all__ = [
     "AnthropicExtractor",
     "erase_commands",
     "extraction_tool",
+    "render_turns",
     "system_prompt",
 ]
 
@@ -77,9 +84,32 @@ class AnthropicExtractor:
         )
 
     async def extract(self, observation: Observation) -> list[CandidateFact | Command]:
-        if not observation.text.strip():
-            return []
-        items, erase = await self._facts(_render(observation))
+        return (await self.extract_turns([observation]))[0]
+
+    async def extract_turns(
+        self, observations: Sequence[Observation]
+    ) -> list[list[CandidateFact | Command]]:
+        """Each observation's records, the turns with text read in one call.
+
+        One turn is asked as :meth:`extract` always did; several are numbered, and
+        each item of the answer goes to the turn its ``turn`` names (an item naming
+        no turn of the call is dropped: it belongs to none).
+        """
+        spoken = [i for i, o in enumerate(observations) if o.text.strip()]
+        if len(spoken) > MAX_TURNS:
+            raise ValueError(f"{len(spoken)} turns in one call; at most {MAX_TURNS}")
+        answers: dict[int, tuple[list[Any], list[Any]]] = {}
+        if len(spoken) == 1:
+            answers[spoken[0]] = await self._facts(_render(observations[spoken[0]]))
+        elif spoken:
+            question = render_turns([observations[i] for i in spoken])
+            items, erase = await self._facts(question, len(spoken))
+            answers = dict(zip(spoken, _by_turn(len(spoken), items, erase), strict=True))
+        return [self._records(o, *answers.get(i, ([], []))) for i, o in enumerate(observations)]
+
+    def _records(
+        self, observation: Observation, items: list[Any], erase: list[Any]
+    ) -> list[CandidateFact | Command]:
         commands = erase_commands(observation, erase, self._schema)
         if commands:
             return list(commands)  # a request of the memory is never also a new fact
@@ -90,11 +120,11 @@ class AnthropicExtractor:
         )
         return [c for c in candidates if c is not None]
 
-    async def _facts(self, question: str) -> tuple[list[Any], list[Any]]:
+    async def _facts(self, question: str, turns: int = 1) -> tuple[list[Any], list[Any]]:
         malformed_retries = 1
         while True:
             try:
-                return self._facts_list(await self._ask.ask(question))
+                return self._facts_list(await self._ask.ask(question, answers=turns))
             except MalformedOutput:
                 if malformed_retries == 0:
                     raise
@@ -152,6 +182,36 @@ def _render(observation: Observation) -> str:
         f"Speaker: {observation.speaker}\n"
         f"Message:\n{observation.text}"
     )
+
+
+def render_turns(observations: Sequence[Observation]) -> str:
+    """Several turns, numbered from 1, a line each, the message one JSON string.
+
+    JSON keeps a message on its line: a message containing a line that looks like
+    the next turn cannot pass for one. One line a turn is also what keeps the part
+    of the prompt billed at the full rate short.
+    """
+    lines = [
+        f"Turn {number}. {o.observed_at.isoformat()} ({o.observed_at.strftime('%A')}), "
+        f"{o.speaker}: {json.dumps(o.text, ensure_ascii=False)}"
+        for number, o in enumerate(observations, start=1)
+    ]
+    head = f"{len(observations)} consecutive turns (number. observation time, speaker: message):"
+    return "\n".join((head, *lines))
+
+
+def _by_turn(turns: int, items: list[Any], erase: list[Any]) -> list[tuple[list[Any], list[Any]]]:
+    """The answer's facts and erase items, per turn, by the number each names."""
+    per_turn: list[tuple[list[Any], list[Any]]] = [([], []) for _ in range(turns)]
+    for kind, found in ((0, items), (1, erase)):
+        for item in found:
+            turn = item.get("turn") if isinstance(item, dict) else None
+            if isinstance(turn, bool) or not isinstance(turn, int) or not 1 <= turn <= turns:
+                if kind == 0:
+                    FACT_ITEMS.labels("dropped").inc()
+                continue
+            per_turn[turn - 1][kind].append(item)
+    return per_turn
 
 
 def _facts_list(answer: ToolAnswer) -> tuple[list[Any], list[Any]]:

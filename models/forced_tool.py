@@ -59,13 +59,18 @@ class ForcedTool:
                 prefix.estimated_tokens(), client.model, floor, kind,
             )  # fmt: skip
 
-    async def ask(self, question: str) -> ToolAnswer:
-        """One call; raises a :class:`~models.exceptions.ModelError` when there is no answer."""
+    async def ask(self, question: str, *, answers: int = 1) -> ToolAnswer:
+        """One call; raises a :class:`~models.exceptions.ModelError` when there is no answer.
+
+        ``answers``: how many questions the call asks at once (several turns read
+        together), each given the adapter's ``max_tokens``; so many separate calls
+        would have reserved as many.
+        """
         reply = await self._client.create(
             self.kind,
             system=self._prefix.system,
             messages=[{"role": "user", "content": question}],
-            max_tokens=self._max_tokens,
+            max_tokens=self._max_tokens * answers,
             tools=self._prefix.tools,
             tool_choice={"type": "tool", "name": self.tool},
         )

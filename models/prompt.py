@@ -26,6 +26,7 @@ __all__ = [
     "ANSWER_SLOT",
     "FILL_ATTRIBUTE",
     "MAX_FACTS",
+    "MAX_TURNS",
     "RECORD_FACTS",
     "REVALIDATE",
     "Prefix",
@@ -39,6 +40,8 @@ ANSWER_SLOT = "answer_slot"
 FILL_ATTRIBUTE = "fill_attribute"
 REVALIDATE = "revalidate"
 MAX_FACTS = 20
+# The most turns one extraction call reads (streams/write/extract_window.py batches them).
+MAX_TURNS = 8
 
 _PREAMBLE = """\
 You maintain the long-term memory of an AI assistant about one person, "the user".
@@ -49,9 +52,14 @@ call says which one. Call that tool exactly once, following its task's rules.
 _EXTRACT = """\
 # Task record_facts: what a message says about the user
 
-Each request shows one message from a conversation with the time it was sent.
-Record the durable facts the message states about the user by calling record_facts
-exactly once. If there is nothing to record, call it with an empty list.
+Each request shows one message from a conversation with the time it was sent, or
+several consecutive turns of one conversation, numbered, each with its own time and
+speaker. Record the durable facts the message states about the user by calling
+record_facts exactly once. If there is nothing to record, call it with an empty list.
+When the turns are numbered, every fact and erase item gives the number of the turn
+that states it as turn, and its dates are resolved against that turn's time; a later
+turn may make an earlier one clear ("Which city?" / "Porto."), the fact then belongs
+to the turn that states it.
 
 Rules:
 - Only facts about the user themself. A fact about someone else is not a fact about
@@ -235,6 +243,13 @@ def system_prompt(schema: AttributeSchema) -> str:
     )
 
 
+_TURN = {
+    "type": "integer",
+    "minimum": 1,
+    "description": "The number of the turn that states it, when the turns are numbered.",
+}
+
+
 def extraction_tool(schema: AttributeSchema) -> ToolParam:
     names: list[str | None] = [spec.name for spec in schema]
     item = {
@@ -248,6 +263,7 @@ def extraction_tool(schema: AttributeSchema) -> ToolParam:
             "confidence": {"type": "number", "minimum": 0, "maximum": 1},
             "importance": {"type": "number", "minimum": 0, "maximum": 1},
             "stated_change": {"type": "boolean"},
+            "turn": _TURN,
         },
         "required": [
             "attribute",
@@ -265,6 +281,7 @@ def extraction_tool(schema: AttributeSchema) -> ToolParam:
             "attribute": {"type": ["string", "null"], "enum": [*names, None]},
             "everything": {"type": "boolean"},
             "quote": {"type": "string", "description": "The user's words asking for it."},
+            "turn": _TURN,
         },
         "required": ["attribute", "everything", "quote"],
     }
@@ -275,8 +292,8 @@ def extraction_tool(schema: AttributeSchema) -> ToolParam:
         "input_schema": {
             "type": "object",
             "properties": {
-                "facts": {"type": "array", "items": item, "maxItems": MAX_FACTS},
-                "erase": {"type": "array", "items": erase, "maxItems": MAX_FACTS},
+                "facts": {"type": "array", "items": item, "maxItems": MAX_FACTS * MAX_TURNS},
+                "erase": {"type": "array", "items": erase, "maxItems": MAX_FACTS * MAX_TURNS},
             },
             "required": ["facts"],
         },

@@ -164,6 +164,12 @@ class ModelSettings(BaseSettings):
     # Turns that state nothing about their speaker skip the extraction call
     # (processors/gate.py; its recall on the labelled fact-bearing turns is >= 0.99).
     extract_gate: bool = True
+    # A subject's turns of one session observed in the same window of this many ms, and
+    # fetched together, are extracted in one call (streams/write/extract_window.py); 0: a
+    # call per turn. Nothing waits for a window to fill: batches form under backlog.
+    extract_window_ms: int = Field(0, ge=0)
+    # The most turns one such call reads (at most 8, the prompt's own limit).
+    extract_window_turns: int = Field(8, ge=1, le=8)
     embedder: str = "minilm"
 
     @model_validator(mode="after")

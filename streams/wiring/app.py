@@ -8,6 +8,7 @@ import socket
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from datetime import timedelta
 
 from slotwise.models.embedders import MiniLMEmbedder, embedder_named
 from slotwise.models.extractor import AnthropicExtractor
@@ -42,6 +43,7 @@ from slotwise.streams.runtime.worker import Worker, WorkerConfig
 from slotwise.streams.wiring.background import open_background
 from slotwise.streams.wiring.kafka_clients import kafka_clients
 from slotwise.streams.wiring.timed import TimedMatcher, TimedSearch
+from slotwise.streams.write.extract_window import ExtractWindow, WindowedExtractor
 from slotwise.streams.write.path import WritePath
 from slotwise.topics.catalogue import Catalogue
 
@@ -96,7 +98,13 @@ def _models(
         return RulesExtractor(schema, embedder), OfflineSlotMatcher(settings.review_similarity)
     client = model_client(settings)
     stack.push_async_callback(client.aclose)  # its HTTP pool, closed before the loop ends
-    extractor: Extractor = AnthropicExtractor(client, schema)
+    model = AnthropicExtractor(client, schema)
+    extractor: Extractor = model
+    if settings.extract_window_ms:
+        window = ExtractWindow(
+            timedelta(milliseconds=settings.extract_window_ms), settings.extract_window_turns
+        )
+        extractor = WindowedExtractor(model, window)
     if settings.extract_gate:
         extractor = GatedExtractor(
             extractor, TurnGate(schema), lambda decision: EXTRACT_GATE.labels(decision).inc()

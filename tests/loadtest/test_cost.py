@@ -16,6 +16,8 @@ from slotwise.streams.config import Settings
 COST = (
     "model calls per observation",
     "input tokens per observation",
+    "cached input tokens per observation",
+    "uncached input tokens per observation",
     "output tokens per observation",
     "cached input share",
     "model cost per 1,000 observations",
@@ -50,6 +52,8 @@ def test_cost_figures_per_observation() -> None:
     assert figures["model calls per observation: extract"] == 0.8
     assert figures["model calls per observation: slot_match"] == 0.2
     assert figures["input tokens per observation"] == 5_000.0
+    assert figures["cached input tokens per observation"] == 4_480.0
+    assert figures["uncached input tokens per observation"] == 520.0
     assert figures["output tokens per observation"] == 52.0
     assert figures["cached input share"] == pytest.approx(44_800 / 50_000)
     dollars = (1_200 * 1.0 + 520 * 5.0 + 44_800 * 0.1 + 4_000 * 1.25) / 1e6
@@ -76,6 +80,13 @@ SMALL_CORPUS = [
                 {"speaker": "Ana", "dia_id": "D1:5", "text": "I'm allergic to peanuts."},
                 {"speaker": "Ben", "dia_id": "D1:6", "text": "Good to know, haha."},
             ],
+            # Months later: the store's watermark index keeps no turn of the first session
+            # by then, and the run must still see every turn applied.
+            "session_2_date_time": "10:00 am on 20 September, 2023",
+            "session_2": [
+                {"speaker": "Ana", "dia_id": "D2:1", "text": "I switched to the annual plan."},
+                {"speaker": "Ben", "dia_id": "D2:2", "text": "I live in Porto these days."},
+            ],
         },
     }
 ]
@@ -90,14 +101,14 @@ def test_locomo_scenario_reports_the_models_cost(
     corpus = tmp_path / "locomo.json"
     corpus.write_text(json.dumps(SMALL_CORPUS))
     monkeypatch.setenv("SLOTWISE_LOCOMO_PATH", str(corpus))
-    argv = ["locomo", "--runs", "1", "--count", "24", "--latency-ms", "20", "--deadline",
+    argv = ["locomo", "--runs", "1", "--count", "32", "--latency-ms", "20", "--deadline",
             "120", "--json-dir", str(tmp_path), "--workdir", str(tmp_path)]  # fmt: skip
 
     assert main(argv) == 0
 
     document = json.loads((tmp_path / "locomo.json").read_text())
     figures = document["figures"]
-    assert figures["observations"]["value"] == 24
+    assert figures["observations"]["value"] == 32
     assert figures["subjects"]["value"] == 8  # two speakers, replayed four times
     for name in COST:
         value = figures[name]["value"]

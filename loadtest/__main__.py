@@ -36,7 +36,8 @@ from slotwise.loadtest.latency import burst, nominal
 from slotwise.loadtest.measure import Spread, summarize_runs
 from slotwise.loadtest.peer import mem0
 from slotwise.loadtest.results import Figure, write_result
-from slotwise.loadtest.scenarios import Options, RunResult, cascade, exact, soak
+from slotwise.loadtest.scenarios import Options, RunResult, cascade, exact
+from slotwise.loadtest.soak import soak
 from slotwise.models.pricing import Prices, card
 from slotwise.streams.config import Settings
 from slotwise.streams.dev.stack import Stack, StackError

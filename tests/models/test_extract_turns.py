@@ -15,8 +15,9 @@ import pytest
 from slotwise.loadtest.fake_anthropic import FakeAnthropic, ToolUse
 from slotwise.loadtest.responders import extraction_reply
 from slotwise.models.extractor import AnthropicExtractor, render_turns
-from slotwise.models.llm import ModelClient, RetryPolicy
+from slotwise.models.llm import ModelClient
 from slotwise.models.prompt import MAX_TURNS
+from slotwise.models.resilience import RetryPolicy
 from slotwise.processors.model import stable_id
 from slotwise.processors.schema import AttributeSchema
 from slotwise.topics.records import CandidateFact, Command, Observation

@@ -19,10 +19,11 @@ from prometheus_client import REGISTRY
 from slotwise.loadtest.fake_anthropic import FakeAnthropic, Text, ToolUse
 from slotwise.models.extractor import AnthropicExtractor
 from slotwise.models.forced_tool import ForcedTool
-from slotwise.models.llm import ModelClient, RetryPolicy
+from slotwise.models.llm import ModelClient
 from slotwise.models.pricing import Prices, card
 from slotwise.models.prompt import ANSWER_SLOT, Prefix, memory_prefix
 from slotwise.models.rederive import AnthropicRederiver
+from slotwise.models.resilience import RetryPolicy
 from slotwise.models.slot_filler import AnthropicSlotFiller
 from slotwise.models.slot_matcher import AnthropicSlotMatcher
 from slotwise.models.usage import Usage

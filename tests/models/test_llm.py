@@ -38,13 +38,8 @@ from slotwise.models.exceptions import (
     ModelUnavailable,
 )
 from slotwise.models.extractor import AnthropicExtractor, system_prompt
-from slotwise.models.llm import (
-    BreakerState,
-    CircuitBreaker,
-    ModelClient,
-    RetryPolicy,
-    sdk_telemetry,
-)
+from slotwise.models.llm import ModelClient, sdk_telemetry
+from slotwise.models.resilience import BreakerState, CircuitBreaker, RetryPolicy
 from slotwise.models.slot_matcher import AnthropicSlotMatcher
 from slotwise.processors.model import Neighbour, SlotAnswer, stable_id
 from slotwise.processors.schema import AttributeSchema

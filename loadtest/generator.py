@@ -11,25 +11,32 @@ of writes contradicting the current value of a single-valued slot
 A few writes arrive out of order: their ``valid_from`` is older than the
 subject's previous write, so a contradiction among them must end as history.
 
-:class:`Tally` folds the writes into the expected final state: for every
-single-valued slot the value with the latest ``valid_from`` (ties: the later
-write), and every value ever stated, which is what judges whether a store
-holds two contradictory current memories for one slot.
+What users say and the values they say it with are in ``vocabulary.py``; what
+the writes should leave behind is folded by ``tally.py``.
 """
 
 from __future__ import annotations
 
 import random
-import re
 import unicodedata
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from functools import cache, lru_cache
 from itertools import accumulate
 from typing import Literal
 
+from slotwise.loadtest.vocabulary import (
+    EMAIL_DOMAINS,
+    FIRST_NAMES,
+    LAST_NAMES,
+    PHRASING,
+    POOLS,
+    TAIL,
+    TAIL_FILL,
+    VOLATILITY,
+    Value,
+)
 from slotwise.processors.dates import resolve
 from slotwise.processors.model import stable_id
 from slotwise.processors.schema import AttributeSchema, AttributeSpec
@@ -38,20 +45,16 @@ from slotwise.topics.records import CandidateFact, Observation
 
 __all__ = [
     "Slot",
-    "Tally",
+    "Value",
     "WorkloadConfig",
     "WorkloadError",
     "Write",
     "WriteKind",
-    "contradictory_slots",
     "generate",
-    "stated_values",
     "surface",
-    "tallied",
 ]
 
 WriteKind = Literal["add", "contradict", "repeat", "multi_add", "free_text"]
-Value = str | int
 Slot = tuple[str, str]
 """``(subject_id, attribute)``."""
 
@@ -103,179 +106,6 @@ class WorkloadConfig:
             raise WorkloadError("start must carry a timezone and mean_gap must be positive")
 
 
-@dataclass(frozen=True, slots=True)
-class _Phrasing:
-    """How a user says a value, how they say it changed, and the fact as stored."""
-
-    says: str
-    changes: str
-    fact: str
-
-
-# The user's words follow the patterns of the rules extractor (processors/extract.py).
-_PHRASING: dict[str, _Phrasing] = {
-    "name": _Phrasing("My name is {v}.", "My name is {v}.", "User's name is {v}."),
-    "preferred_name": _Phrasing(
-        "Please call me {v}.", "Please call me {v} from now on.", "User prefers to be called {v}."
-    ),
-    "email": _Phrasing("My email is {v}.", "My new email is {v}.", "User's email is {v}."),
-    "phone": _Phrasing(
-        "My phone number is {v}.", "My new phone number is {v}.", "User's phone number is {v}."
-    ),
-    "home_city": _Phrasing("I live in {v}.", "I moved to {v}.", "User lives in {v}."),
-    "home_country": _Phrasing("I live in {v}.", "I moved to {v}.", "User lives in {v}."),
-    "employer": _Phrasing("I work at {v}.", "I start at {v} on Monday.", "User works at {v}."),
-    "job_title": _Phrasing(
-        "I work as a {v}.", "I started a new job as a {v}.", "User works as a {v}."
-    ),
-    "plan": _Phrasing("I'm on the {v}.", "I switched to the {v}.", "User is on the {v}."),
-    "diet": _Phrasing("I'm {v}.", "I'm {v} now.", "User is {v}."),
-    "allergies": _Phrasing(
-        "I'm allergic to {v}.", "I'm allergic to {v}.", "User is allergic to {v}."
-    ),
-    "languages": _Phrasing("I speak {v}.", "I speak {v}.", "User speaks {v}."),
-    "pets": _Phrasing("I have a {v}.", "I have a {v}.", "User has a {v}."),
-    "children_count": _Phrasing("I have {v}.", "I have {v} now.", "User has {v}."),
-    "relationship_status": _Phrasing("I'm {v}.", "I'm {v} now.", "User is {v}."),
-    "timezone": _Phrasing("My timezone is {v}.", "My timezone is {v}.", "User's timezone is {v}."),
-    "database": _Phrasing(
-        "Our main database is {v}.",
-        "We switched our database from {old} to {v}.",
-        "User's main database is {v}.",
-    ),
-}
-
-# Pools are disjoint as whole words, so a value found in a text names one slot.
-_FIRST = (
-    "Maria",
-    "João",
-    "Lena",
-    "Tomás",
-    "Priya",
-    "Kenji",
-    "Amara",
-    "Lucas",
-    "Sofia",
-    "Noah",
-    "Elif",
-    "Mateo",
-    "Zara",
-    "Ivan",
-    "Chloe",
-    "Omar",
-    "Hana",
-    "Felix",
-)
-_LAST = (
-    "Silva",
-    "Costa",
-    "Novak",
-    "Okafor",
-    "Tanaka",
-    "Müller",
-    "Haddad",
-    "Larsen",
-    "Moreau",
-    "Rossi",
-    "Kowalski",
-    "Nguyen",
-    "Santos",
-    "Fischer",
-    "Reyes",
-)
-_DOMAINS = ("example.com", "mail.example.org", "inbox.example.net")
-_POOLS: dict[str, tuple[Value, ...]] = {
-    "preferred_name": ("Ace", "Bee", "Kit", "Sunny", "Jojo", "Pip", "Moss", "Wren"),
-    "home_city": (
-        "Lisbon",
-        "Porto",
-        "Berlin",
-        "Munich",
-        "Toronto",
-        "Austin",
-        "Denver",
-        "Madrid",
-        "Osaka",
-        "Curitiba",
-    ),
-    "home_country": ("Portugal", "Germany", "Canada", "Spain", "Japan", "Brazil", "Ireland"),
-    "employer": (
-        "Stripe",
-        "Datadog",
-        "Shopify",
-        "Atlassian",
-        "Spotify",
-        "Canva",
-        "Zalando",
-        "Klarna",
-        "Twilio",
-        "Figma",
-    ),
-    "job_title": (
-        "data engineer",
-        "product manager",
-        "nurse",
-        "teacher",
-        "software architect",
-        "pharmacist",
-        "backend developer",
-        "designer",
-    ),
-    "plan": ("Free", "Pro", "Team", "Enterprise"),
-    "diet": ("vegetarian", "vegan", "pescatarian", "keto"),
-    "allergies": ("peanuts", "shellfish", "penicillin", "pollen", "latex", "sesame"),
-    "languages": (
-        "Portuguese",
-        "German",
-        "French",
-        "Spanish",
-        "Japanese",
-        "Italian",
-        "Mandarin",
-        "Hindi",
-    ),
-    "pets": ("dog", "cat", "parrot", "rabbit", "tortoise", "hamster"),
-    "children_count": (1, 2, 3, 4),
-    "relationship_status": ("single", "married", "engaged", "divorced"),
-    "timezone": ("UTC-08:00", "UTC-05:00", "UTC+00:00", "UTC+01:00", "UTC+05:30", "UTC+09:00"),
-    "database": ("Postgres", "MySQL", "MongoDB", "Cassandra", "DynamoDB", "CockroachDB"),
-}
-# How often each single-valued attribute changes relative to the others: people
-# move and change jobs far more often than they change their name.
-_VOLATILITY: dict[str, float] = {
-    "name": 0.2,
-    "preferred_name": 0.5,
-    "email": 1.0,
-    "phone": 1.0,
-    "home_city": 3.0,
-    "home_country": 1.0,
-    "employer": 3.0,
-    "job_title": 2.0,
-    "plan": 2.0,
-    "diet": 1.0,
-    "children_count": 0.5,
-    "relationship_status": 1.0,
-    "timezone": 1.0,
-    "database": 2.0,
-}
-# The free-text tail: (what the user says, the fact, category). No pool value occurs in them.
-_TAIL: tuple[tuple[str, str, str], ...] = (
-    ("I visited {place} in {month}.", "User visited {place} in {month}.", "travel"),
-    ("I ran a marathon last year.", "User ran a marathon last year.", "sport"),
-    ("I went hiking in {region} last weekend.", "User went hiking in {region}.", "travel"),
-    ("I finished reading {book} last week.", "User finished reading {book}.", "hobby"),
-    ("I started learning the {instrument}.", "User is learning the {instrument}.", "hobby"),
-    ("I baked sourdough bread for the first time.", "User baked sourdough bread.", "hobby"),
-    ("I watched {film} twice this month.", "User watched {film} twice.", "hobby"),
-)
-_TAIL_FILL: dict[str, tuple[str, ...]] = {
-    "place": ("Kyoto", "Reykjavik", "Marrakesh", "Cusco", "Hanoi", "Tbilisi", "Oaxaca"),
-    "month": ("January", "March", "May", "July", "September", "November"),
-    "region": ("the Dolomites", "Patagonia", "the Highlands", "the Alps"),
-    "book": ("Dune", "Middlemarch", "The Overstory", "Piranesi"),
-    "instrument": ("cello", "ukulele", "drums", "piano"),
-    "film": ("Paddington 2", "Spirited Away", "Arrival"),
-}
 SESSION_LENGTH = 10
 """Writes of one subject per chat session."""
 
@@ -364,14 +194,16 @@ class _Subject:
 
 def generate(config: WorkloadConfig, schema: AttributeSchema) -> Iterator[Write]:
     """The writes, in publication order, lazily (a soak of millions holds one subject table)."""
-    known = [spec for spec in schema if spec.name in _PHRASING]
+    known = [spec for spec in schema if spec.name in PHRASING]
     singles = [s for s in known if s.single_valued]
     multis = [s for s in known if not s.single_valued]
     if not singles:
         raise WorkloadError("the schema shares no single-valued attribute with this workload")
     rng = random.Random(config.seed)
     subjects = [
-        _Subject(f"{config.subject_prefix}-user-{i:06d}", rng.choice(_FIRST), rng.choice(_LAST))
+        _Subject(
+            f"{config.subject_prefix}-user-{i:06d}", rng.choice(FIRST_NAMES), rng.choice(LAST_NAMES)
+        )
         for i in range(config.subjects)
     ]
     step = config.mean_gap.total_seconds() / config.subjects
@@ -457,14 +289,14 @@ class _Turn:
         )
 
     def plain(self, kind: WriteKind, spec: AttributeSpec, value: Value) -> Write:
-        text = _PHRASING[spec.name]
+        text = PHRASING[spec.name]
         fill = {"v": surface(spec.name, value)}
         return self.write(kind, spec, value, (text.says, fill), text.fact)
 
     def hold(self, kind: WriteKind, spec: AttributeSpec, value: Value, old: Value | None) -> Write:
         """A write to a single-valued slot; the slot keeps the value with the latest valid_from."""
         if kind == "contradict" and old is not None:
-            text = _PHRASING[spec.name]
+            text = PHRASING[spec.name]
             fill = {"v": surface(spec.name, value), "old": surface(spec.name, old)}
             write = self.write(kind, spec, value, (text.changes, fill), text.fact)
         else:
@@ -478,7 +310,7 @@ class _Turn:
 @cache
 def _dated(template: str) -> bool:
     """Whether a template carries a date expression (most do not: skip the date parser)."""
-    neutral = dict.fromkeys(("v", "old"), "it") | {k: v[0] for k, v in _TAIL_FILL.items()}
+    neutral = dict.fromkeys(("v", "old"), "it") | {k: v[0] for k, v in TAIL_FILL.items()}
     return resolve(template.format_map(neutral), datetime(2026, 1, 1, tzinfo=UTC)) is not None
 
 
@@ -512,7 +344,7 @@ def _compose(
         kind = fallback()
     if kind == "contradict":
         filled = [s for s in singles if s.name in subject.single]
-        spec = rng.choices(filled, [_VOLATILITY.get(s.name, 1.0) for s in filled])[0]
+        spec = rng.choices(filled, [VOLATILITY.get(s.name, 1.0) for s in filled])[0]
         old = subject.single[spec.name].value
         return turn.hold("contradict", spec, _draw(spec.name, subject, rng, exclude=old), old)
     if kind == "multi_add":
@@ -531,14 +363,14 @@ def _compose(
             return turn.plain("repeat", spec, value)
         spec = rng.choice(singles)
         return turn.hold("add", spec, _draw(spec.name, subject, rng, exclude=None), old=None)
-    said, fact, category = rng.choice(_TAIL)
-    fill = {k: rng.choice(v) for k, v in _TAIL_FILL.items()}
+    said, fact, category = rng.choice(TAIL)
+    fill = {k: rng.choice(v) for k, v in TAIL_FILL.items()}
     return turn.write("free_text", None, None, (said, fill), fact, category=category)
 
 
 def _unused(attribute: str, subject: _Subject) -> list[Value]:
     used = subject.many.get(attribute, [])
-    return [v for v in _POOLS[attribute] if v not in used]
+    return [v for v in POOLS[attribute] if v not in used]
 
 
 def _draw(attribute: str, subject: _Subject, rng: random.Random, exclude: Value | None) -> Value:
@@ -550,88 +382,15 @@ def _draw(attribute: str, subject: _Subject, rng: random.Random, exclude: Value 
 
 def _fresh(attribute: str, subject: _Subject, rng: random.Random) -> Value:
     if attribute == "name":
-        subject.first, subject.last = rng.choice(_FIRST), rng.choice(_LAST)
+        subject.first, subject.last = rng.choice(FIRST_NAMES), rng.choice(LAST_NAMES)
         return f"{subject.first} {subject.last}"
     if attribute == "email":
         local = _ascii(f"{subject.first}.{subject.last}").lower()
-        return f"{local}{rng.randrange(100)}@{rng.choice(_DOMAINS)}"
+        return f"{local}{rng.randrange(100)}@{rng.choice(EMAIL_DOMAINS)}"
     if attribute == "phone":
         return f"+1555{rng.randrange(10_000):04d}"  # E.164, as the extractor normalises it
-    return rng.choice(_POOLS[attribute])
+    return rng.choice(POOLS[attribute])
 
 
 def _ascii(text: str) -> str:
     return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
-
-
-@dataclass(slots=True)
-class Tally:
-    """The expected end state of a workload, folded from its writes in publication order."""
-
-    kinds: Counter[str] = field(default_factory=Counter)
-    out_of_order: int = 0
-    writes: int = 0
-    current: dict[Slot, Value] = field(default_factory=dict)
-    stated: dict[Slot, set[Value]] = field(default_factory=dict)
-    members: dict[Slot, set[Value]] = field(default_factory=dict)
-    _since: dict[Slot, datetime] = field(default_factory=dict)
-
-    def record(self, write: Write, schema: AttributeSchema) -> None:
-        self.writes += 1
-        self.kinds[write.kind] += 1
-        self.out_of_order += write.out_of_order
-        spec = schema.get(write.attribute)
-        if spec is None or write.value is None:
-            return
-        slot = (write.subject_id, spec.name)
-        if not spec.single_valued:
-            self.members.setdefault(slot, set()).add(write.value)
-            return
-        self.stated.setdefault(slot, set()).add(write.value)
-        since = self._since.get(slot)
-        if since is None or write.valid_from >= since:  # a tie goes to the later write
-            self._since[slot] = write.valid_from
-            self.current[slot] = write.value
-
-    def mix(self) -> dict[str, float]:
-        """Fraction of writes of each kind, plus the out-of-order fraction."""
-        total = max(1, self.writes)
-        shares = {kind: self.kinds[kind] / total for kind in sorted(self.kinds)}
-        shares["out_of_order"] = self.out_of_order / total
-        return shares
-
-
-def tallied(writes: Iterable[Write], schema: AttributeSchema, tally: Tally) -> Iterator[Write]:
-    """Pass the writes through, recording each in ``tally`` (one pass for a soak)."""
-    for write in writes:
-        tally.record(write, schema)
-        yield write
-
-
-def stated_values(text: str, attribute: str, values: Iterable[Value]) -> set[Value]:
-    """Which of ``values`` of ``attribute`` the text states, as whole words, ignoring case."""
-    found: set[Value] = set()
-    for value in values:
-        pattern = rf"(?<!\w){re.escape(surface(attribute, value))}(?!\w)"
-        if re.search(pattern, text, re.IGNORECASE):
-            found.add(value)
-    return found
-
-
-def contradictory_slots(memories: Mapping[str, Sequence[str]], tally: Tally) -> list[Slot]:
-    """Single-valued slots for which a subject's current memories state two or more values.
-
-    ``memories`` maps a subject to the texts it currently holds as true. A value
-    counts for a slot if it is one the workload ever stated for that slot.
-    """
-    found: list[Slot] = []
-    for slot, values in sorted(tally.stated.items()):
-        if len(values) < 2:
-            continue
-        subject, attribute = slot
-        said: set[Value] = set()
-        for text in memories.get(subject, ()):
-            said |= stated_values(text, attribute, values)
-        if len(said) >= 2:
-            found.append(slot)
-    return found

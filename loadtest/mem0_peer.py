@@ -44,15 +44,9 @@ from tempfile import TemporaryDirectory
 from typing import Any
 
 from slotwise.loadtest.fake_anthropic import FakeAnthropic, Reply, Text, default_responder
-from slotwise.loadtest.generator import (
-    Slot,
-    Tally,
-    WorkloadConfig,
-    contradictory_slots,
-    generate,
-    tallied,
-)
+from slotwise.loadtest.generator import Slot, WorkloadConfig, generate
 from slotwise.loadtest.results import Figure, print_summary, write_result
+from slotwise.loadtest.tally import Tally, contradictory_slots, tallied
 from slotwise.models.embedders import embedder_named
 from slotwise.processors.ports import Embedder
 from slotwise.processors.schema import AttributeSchema

@@ -22,18 +22,13 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from slotwise.loadtest.generator import (
-    Tally,
-    WorkloadConfig,
-    contradictory_slots,
-    generate,
-    tallied,
-)
+from slotwise.loadtest.generator import WorkloadConfig, generate
 from slotwise.loadtest.measure import overall_rate, sustained_rate
 from slotwise.loadtest.mem0_peer import mem0_installed
 from slotwise.loadtest.results import Figure
 from slotwise.loadtest.runner import Bench
 from slotwise.loadtest.scenarios import SCHEMA, Follower, Options, RunResult, llm_figures, preload
+from slotwise.loadtest.tally import Tally, contradictory_slots, tallied
 from slotwise.sinks.redis.store import RedisStore
 from slotwise.topics.records import Fact
 

@@ -5,17 +5,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from slotwise.loadtest.generator import (
-    Tally,
-    WorkloadConfig,
-    WorkloadError,
-    Write,
-    contradictory_slots,
-    generate,
-    stated_values,
-    surface,
-    tallied,
-)
+from slotwise.loadtest.generator import WorkloadConfig, WorkloadError, Write, generate, surface
+from slotwise.loadtest.tally import Tally, contradictory_slots, stated_values, tallied
 from slotwise.processors.extract import extract_candidates
 from slotwise.processors.schema import AttributeSchema
 from slotwise.topics.codec import decode_record, encode_record

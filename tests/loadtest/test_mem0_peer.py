@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from slotwise.loadtest.fake_anthropic import FakeAnthropic, Text
-from slotwise.loadtest.generator import Tally, WorkloadConfig, generate, tallied
+from slotwise.loadtest.generator import WorkloadConfig, generate
 from slotwise.loadtest.mem0_peer import mem0_installed, responder, run_mem0
+from slotwise.loadtest.tally import Tally, tallied
 from slotwise.processors.schema import AttributeSchema
 
 SCHEMA = AttributeSchema.load()

@@ -78,7 +78,9 @@ class KafkaSettings(BaseSettings):
     kafka_ssl_ca_location: Path | None = None
     topic_prefix: str = "slotwise"
     partitions: int = Field(12, ge=1)
-    replication_factor: int = Field(1, ge=1)
+    # Replicas of each topic slotwise creates; unset: the brokers' default.replication.factor
+    # (1 on the single local broker, 3 on `slotwise stack up --brokers 3` and in deploy/)
+    replication_factor: int | None = Field(None, ge=1)
 
     def catalogue(self) -> Catalogue:
         return Catalogue(prefix=self.topic_prefix, partitions=self.partitions)

@@ -13,7 +13,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin import (  # type: ignore[attr-defined]  # re-exported, unmarked
+    AdminClient,
+    ConfigResource,
+    ResourceType,
+)
 from confluent_kafka.cimpl import NewTopic
 
 from slotwise.sinks.kafka.access import KafkaAccessDenied, check_access
@@ -26,9 +30,13 @@ __all__ = [
     "PartitionMismatch",
     "TopicAdminError",
     "TopicRequestFailed",
+    "broker_replication_factor",
     "delete_topics",
     "ensure_topics",
 ]
+
+# In a CreateTopics request: "the broker's default.replication.factor".
+_BROKER_DEFAULT = -1
 
 _log = logging.getLogger(__name__)
 
@@ -98,11 +106,13 @@ def _check_copartitioned(catalogue: Catalogue, existing: dict[str, int]) -> None
 def ensure_topics(
     connection: Connection,
     catalogue: Catalogue,
-    replication_factor: int = 1,
+    replication_factor: int | None = None,
     *,
     timeout_s: float = 30.0,
 ) -> EnsureResult:
-    """Create the catalogue's missing topics with its cleanup policy and retention.
+    """Create the catalogue's missing topics with its cleanup policy and retention, each
+    partition on ``replication_factor`` brokers (None: the brokers' default, so 1 on the
+    single local broker and 3 on a cluster).
 
     Refuses, creating nothing, when an existing subject-keyed topic's partition
     count differs from the catalogue's (and so from its co-partitioned peers).
@@ -112,8 +122,8 @@ def ensure_topics(
     _check_copartitioned(catalogue, existing)
     missing = [s for s in catalogue.specs() if s.name not in existing]
     requests = [
-        NewTopic(s.name, num_partitions=s.partitions, replication_factor=replication_factor,
-                 config=s.config())
+        NewTopic(s.name, num_partitions=s.partitions,
+                 replication_factor=replication_factor or _BROKER_DEFAULT, config=s.config())
         for s in missing
     ]  # fmt: skip
     created: list[str] = []
@@ -166,3 +176,16 @@ def delete_topics(connection: Connection, names: Iterable[str], *, timeout_s: fl
         except KafkaException as exc:
             if exc.args[0].code() != KafkaError.UNKNOWN_TOPIC_OR_PART:
                 raise TopicRequestFailed(f"deleting {name} failed: {exc}") from None
+
+
+def broker_replication_factor(connection: Connection, *, timeout_s: float = 30.0) -> int:
+    """A broker's ``default.replication.factor``, for a client that must name a replication
+    factor when it creates topics (Faust's CreateTopics request predates "the default")."""
+    admin = _admin(connection)
+    try:
+        broker = min(admin.list_topics(timeout=timeout_s).brokers)
+        resource = ConfigResource(ResourceType.BROKER, str(broker))
+        configs = admin.describe_configs([resource], request_timeout=timeout_s)[resource].result()
+    except (KafkaException, ValueError) as exc:  # ValueError: no broker in the metadata
+        raise TopicRequestFailed(f"could not read the brokers' replication factor: {exc}") from None
+    return int(configs["default.replication.factor"].value)

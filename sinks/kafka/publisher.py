@@ -76,6 +76,11 @@ def idempotent_producer(connection: Connection, **overrides: Any) -> Producer:
 # How much longer than its own timeout ``send_offsets_to_transaction`` is given.
 _OFFSETS_GRACE_S = 15.0
 
+# How many more timeouts a commit that timed out is resumed for before the producer is
+# renewed: long enough for a broker's restart or a leader's election, short enough that
+# the worker reports a longer outage on /healthz within a minute.
+_COMMIT_RESUMES = 3
+
 # How long a transaction may stay open: a producer killed inside one holds its
 # offsets, for every reader of the group's committed offsets, until the broker aborts
 # it this long after it began (streams/runtime/positions.py waits that out).
@@ -134,9 +139,32 @@ class TransactionalPublisher:
                 self._produce(message)
             if offsets:
                 self._send_offsets(list(offsets), group_metadata)
-            self._producer.commit_transaction(self._timeout)
+            self._commit_transaction()
         except KafkaException as exc:
             self._abort(exc)
+
+    def _commit_transaction(self) -> None:
+        """Commit the open transaction, resuming a commit that timed out.
+
+        A timed-out commit (its flush waiting on a partition below min ISR, say) is
+        still under way inside librdkafka, which refuses an abort meanwhile as a
+        conflicting call, for good: it must be called again to finish, one way or the
+        other. It is resumed for up to ``_COMMIT_RESUMES`` more timeouts, so a short
+        outage costs no replay; past them the producer is given up (the caller reports
+        Kafka failing and renews it: the new producer's init ends the transaction).
+        """
+        deadline = time.monotonic() + _COMMIT_RESUMES * self._timeout
+        while True:
+            try:
+                self._producer.commit_transaction(self._timeout)
+                return
+            except KafkaException as exc:
+                error: KafkaError = exc.args[0]
+                if error.fatal() or error.txn_requires_abort() or not error.retriable():
+                    raise
+                if time.monotonic() > deadline:
+                    raise PublisherFenced(f"the commit did not finish: {error}") from exc
+                log.warning("commit not finished (%s); resuming it", error)
 
     def _send_offsets(self, offsets: list[TopicPartition], group_metadata: object) -> None:
         """Add the consumed offsets to the open transaction, within a deadline (see the
@@ -192,6 +220,12 @@ class TransactionalPublisher:
                 if abort_error.fatal():
                     raise PublisherFenced(
                         f"abort failed after {cause}: {abort_exc}", error=abort_error
+                    ) from abort_exc
+                if abort_error.code() == KafkaError._CONFLICT:
+                    # Another transactional call is under way in this producer: the
+                    # abort would be refused at every try. A new producer's init ends it.
+                    raise PublisherFenced(
+                        f"abort refused after {cause}: {abort_exc}"
                     ) from abort_exc
                 if time.monotonic() > deadline:
                     raise TransactionAborted(f"abort pending after {cause}: {abort_exc}") from None

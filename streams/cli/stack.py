@@ -26,7 +26,7 @@ from slotwise.topics.catalogue import Catalogue
 __all__ = ["stack_app", "topics_app"]
 
 stack_app = typer.Typer(
-    help="Run the local Kafka, Redis and Milvus (Lite or a server) services.",
+    help="Run the local Kafka (one broker or three), Redis and Milvus (Lite or a server) services.",
     no_args_is_help=True,
 )
 topics_app = typer.Typer(help="Administer the catalogue's Kafka topics.", no_args_is_help=True)
@@ -73,10 +73,27 @@ SecureFlag = Annotated[
 ]
 
 
+BrokersFlag = Annotated[
+    int | None,
+    typer.Option(
+        "--brokers",
+        help="How many Kafka brokers to start when none answers: 1, or 3 for a KRaft cluster "
+        "(three broker+controller nodes from the bootstrap port on, every second port; topics "
+        "at replication factor 3, min.insync.replicas=2) [default: what this data dir runs, "
+        "else 1].",
+        min=1,
+    ),
+]
+
+
 def _stack(
-    data_dir: Path | None, milvus: MilvusEngine | None = None, *, secure: bool = False
+    data_dir: Path | None,
+    milvus: MilvusEngine | None = None,
+    *,
+    secure: bool = False,
+    brokers: int | None = None,
 ) -> Stack:
-    return Stack(Settings(), data_dir, milvus=milvus, secure=secure)
+    return Stack(Settings(), data_dir, milvus=milvus, secure=secure, brokers=brokers)
 
 
 def _show(stack: Stack, rows: tuple[ServiceStatus, ...], actions: tuple[str, ...] = ()) -> None:
@@ -89,6 +106,9 @@ def _show(stack: Stack, rows: tuple[ServiceStatus, ...], actions: tuple[str, ...
         table.add_row(s.name, s.address, engine, s.owner, health, *actions[i : i + 1])
     _out.print(table)
     _out.print(f"data, pid and log files: {stack.data_dir}/<service>/", soft_wrap=True)
+    if stack.brokers > 1:
+        # A client given one broker cannot start while that one is down.
+        _out.print(f"export SLOTWISE_KAFKA_BOOTSTRAP={stack.kafka_bootstrap}", soft_wrap=True)
 
 
 def _show_changes(stack: Stack, changes: tuple[ServiceChange, ...]) -> None:
@@ -96,10 +116,15 @@ def _show_changes(stack: Stack, changes: tuple[ServiceChange, ...]) -> None:
 
 
 @stack_app.command()
-def up(data_dir: DataDir = None, milvus: MilvusFlag = None, secure: SecureFlag = False) -> None:
+def up(
+    data_dir: DataDir = None,
+    milvus: MilvusFlag = None,
+    secure: SecureFlag = False,
+    brokers: BrokersFlag = None,
+) -> None:
     """Start what is not running (reusing whatever already answers) and wait until healthy."""
     try:
-        stack = _stack(data_dir, milvus, secure=secure)
+        stack = _stack(data_dir, milvus, secure=secure, brokers=brokers)
         _show_changes(stack, stack.up())
     except StackError as exc:
         _fail("stack up failed", exc)

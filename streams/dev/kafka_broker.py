@@ -29,17 +29,16 @@ from slotwise.streams.dev.services import (
 )
 from slotwise.topics.connection import client_config
 
-__all__ = ["KAFKA_VERSION", "Kafka", "kafka_classpath_dir"]
+__all__ = ["KAFKA_VERSION", "Kafka", "kafka_classpath_dir", "quiet_probe"]
 
 KAFKA_VERSION = "4.4.0"
 _KAFKA_DEPLOY = REPO_ROOT / "deploy" / "local" / "kafka"
-_KAFKA_HEAP = ["-Xms256m", "-Xmx1g"]
 _JDK = "a JDK 17 or newer (Debian: apt-get install -y openjdk-17-jdk-headless)"
 _MAVEN = "Apache Maven (Debian: apt-get install -y maven)"
 # librdkafka logs every refused connection; a probe of a stopped broker expects them.
-_quiet = logging.getLogger("slotwise.stack.probe")
-_quiet.propagate = False
-_quiet.addHandler(logging.NullHandler())
+quiet_probe = logging.getLogger("slotwise.stack.probe")
+quiet_probe.propagate = False
+quiet_probe.addHandler(logging.NullHandler())
 
 
 def kafka_classpath_dir(version: str = KAFKA_VERSION) -> Path:
@@ -49,9 +48,13 @@ def kafka_classpath_dir(version: str = KAFKA_VERSION) -> Path:
 
 
 class Kafka(Service):
+    """The single broker; ``kafka_cluster.KafkaNode`` makes it one node of several."""
+
     name = "kafka"
     marker = "kafka.Kafka"
     start_timeout_s = 120.0
+    heap = ("-Xms256m", "-Xmx1g")
+    node_id = 1
 
     def __init__(
         self,
@@ -69,7 +72,7 @@ class Kafka(Service):
 
     def healthy(self) -> bool:
         secure = self.security.kafka_client("admin") if self.security else None
-        admin = AdminClient(client_config(str(self.address), secure), logger=_quiet)
+        admin = AdminClient(client_config(str(self.address), secure), logger=quiet_probe)
         try:
             return bool(admin.list_topics(timeout=2).brokers)
         except KafkaException:
@@ -80,7 +83,7 @@ class Kafka(Service):
         logging_config = _KAFKA_DEPLOY / "log4j2.properties"
         return [
             java,
-            *_KAFKA_HEAP,
+            *self.heap,
             f"-Dlog4j2.configurationFile={logging_config}",
             "-cp",
             str(self.lib / "*"),
@@ -98,19 +101,39 @@ class Kafka(Service):
         if not self.lib.is_dir():
             self._resolve_classpath()
         data = self.workdir / "data"
-        template = Template((_KAFKA_DEPLOY / "server.properties").read_text())
-        properties = template.substitute(
-            host=self.address.host,
-            broker_port=self.address.port,
-            controller_port=self.address.port + 1,
-            log_dirs=data,
-        )
-        if self.security is not None:
-            properties += broker_properties(self.security, self.address, self.address.port + 1)
-        self.properties.write_text(properties)
+        self.properties.write_text(self.server_properties())
         self.properties.chmod(0o600)  # it holds the admin's password when secure
         if not (data / "meta.properties").exists():
             self._format(data)
+
+    def server_properties(self) -> str:
+        """The broker's configuration: ``deploy/local/kafka/server.properties`` filled in."""
+        template = Template((_KAFKA_DEPLOY / "server.properties").read_text())
+        properties = template.substitute(self.template_fields(), log_dirs=self.workdir / "data")
+        if self.security is not None:
+            properties += broker_properties(self.security, self.address, self.address.port + 1)
+        return properties
+
+    def template_fields(self) -> dict[str, object]:
+        """``server.properties``' fields: one node, its controller on the next port, every
+        internal topic with one replica."""
+        controller_port = self.address.port + 1
+        return {
+            "host": self.address.host,
+            "broker_port": self.address.port,
+            "controller_port": controller_port,
+            "node_id": self.node_id,
+            "voters": f"1@{self.address.host}:{controller_port}",
+            "replication": 1,
+            "min_isr": 1,
+        }
+
+    def cluster_id(self) -> str:
+        """The id ``_format`` writes: a fresh one, as Kafka's Uuid.randomUuid() prints it."""
+        cluster_id = "-"
+        while cluster_id.startswith("-"):  # a leading '-' would read as a flag
+            cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        return cluster_id
 
     def _resolve_classpath(self) -> None:
         mvn = require_program("mvn", _MAVEN)
@@ -145,10 +168,6 @@ class Kafka(Service):
             shutil.rmtree(staging)  # another process resolved it first
 
     def _format(self, data: Path) -> None:
-        # What Kafka's Uuid.randomUuid() prints; a leading '-' would read as a flag.
-        cluster_id = "-"
-        while cluster_id.startswith("-"):
-            cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
         with self.log_path.open("ab") as log:
             done = subprocess.run(
                 [
@@ -156,7 +175,7 @@ class Kafka(Service):
                     "kafka.tools.StorageTool",
                     "format",
                     "-t",
-                    cluster_id,
+                    self.cluster_id(),
                     "-c",
                     str(self.properties),
                     *(scram_arguments(self.security) if self.security else []),

@@ -73,6 +73,7 @@ from prometheus_client import Gauge, start_http_server
 
 from slotwise.processors.calibration import current_half_lives
 from slotwise.processors.schema import AttributeSchema
+from slotwise.sinks.kafka.admin import broker_replication_factor
 from slotwise.sinks.redis.store import RedisStore
 from slotwise.streams.config import ForgetSettings, Settings
 from slotwise.streams.passes.calibration_read import (
@@ -228,7 +229,8 @@ def build_app(
         broker_credentials=broker_credentials(settings),
         store="memory://",
         topic_partitions=settings.partitions,
-        topic_replication_factor=settings.replication_factor,
+        topic_replication_factor=settings.replication_factor
+        or broker_replication_factor(settings.librdkafka()),
         datadir=str(datadir),
         web_enabled=False,
         consumer_auto_offset_reset="earliest",

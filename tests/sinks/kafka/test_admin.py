@@ -12,7 +12,13 @@ from confluent_kafka.admin._config import ConfigResource  # the stub does not re
 from confluent_kafka.cimpl import NewTopic
 from typer.testing import CliRunner
 
-from slotwise.sinks.kafka.admin import PartitionMismatch, delete_topics, ensure_topics
+from slotwise.sinks.kafka.admin import (
+    PartitionMismatch,
+    TopicRequestFailed,
+    broker_replication_factor,
+    delete_topics,
+    ensure_topics,
+)
 from slotwise.streams.cli import app
 from slotwise.topics.catalogue import Catalogue
 
@@ -131,3 +137,19 @@ def test_topics_create_twice_is_a_no_op_the_second_time(
     assert mismatched.exit_code == 1
     assert "refused" in mismatched.output
     assert _topics(kafka_bootstrap, fresh.prefix) == {s.name: 3 for s in fresh.specs()}
+
+
+def test_topics_take_the_brokers_replication_factor_unless_one_is_given(
+    kafka_bootstrap: str, fresh: Catalogue
+) -> None:
+    assert broker_replication_factor(kafka_bootstrap) == 1  # the single local broker
+
+    with pytest.raises(TopicRequestFailed, match="replication factor"):
+        ensure_topics(kafka_bootstrap, fresh, replication_factor=2)  # one broker cannot
+    ensure_topics(kafka_bootstrap, fresh)
+
+    metadata = AdminClient({"bootstrap.servers": kafka_bootstrap}).list_topics(timeout=10)
+    replicas = {
+        len(p.replicas) for s in fresh.specs() for p in metadata.topics[s.name].partitions.values()
+    }
+    assert replicas == {1}

@@ -27,6 +27,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -78,19 +79,30 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+# Ports service_port handed out in this process: several are picked before any of
+# their services binds (a primary and its replicas), so "free now" is not enough.
+_HANDED_OUT: set[int] = set()
+_HANDED_OUT_LOCK = threading.Lock()
+
+
 def service_port(span: int = 1) -> int:
     """A free port (and the ``span - 1`` after it) below the ephemeral range, for a
     service restarted mid-test: by the time it binds again, a client connection may
-    hold any ephemeral port."""
+    hold any ephemeral port. Never one this process was given before."""
     rng = random.Random()
     while True:
         port = rng.randrange(20_000, 32_000)
-        try:
-            with contextlib.ExitStack() as held:
-                for offset in range(span):
-                    held.enter_context(socket.socket()).bind(("127.0.0.1", port + offset))
-        except OSError:
-            continue
+        wanted = set(range(port, port + span))
+        with _HANDED_OUT_LOCK:
+            if wanted & _HANDED_OUT:
+                continue
+            try:
+                with contextlib.ExitStack() as held:
+                    for offset in range(span):
+                        held.enter_context(socket.socket()).bind(("127.0.0.1", port + offset))
+            except OSError:
+                continue
+            _HANDED_OUT.update(wanted)
         return port
 
 

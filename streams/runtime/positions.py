@@ -56,6 +56,9 @@ _PASSING = frozenset(
         KafkaError.UNKNOWN_TOPIC_OR_PART,
         KafkaError.LEADER_NOT_AVAILABLE,
         KafkaError.NOT_LEADER_FOR_PARTITION,
+        # A broker restarted while the lookup was out: librdkafka replaced its handle to
+        # it, and the next attempt goes through the new one.
+        KafkaError._DESTROY_BROKER,
     }
 )
 

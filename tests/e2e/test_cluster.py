@@ -97,12 +97,6 @@ def faulted(cluster: tuple[Stack, Settings], tmp_path: Path) -> Iterator[Pipelin
     }
     assert replicas == {3}, "a topic slotwise created on the cluster is not on all three"
     pipeline = Pipeline(settings, catalogue, tmp_path)
-    # Kafka's default session, 45 s, outlives the two brokers' outage. At the worker's
-    # 15 s the member loses its partitions meanwhile, and taking them back right after
-    # the restart can fail reading a partition's first offset with _DESTROY_BROKER (a
-    # broker handle librdkafka replaced), which positions.start_offsets does not wait
-    # out: the worker exits. Seen once in two runs at 15 s; never at 45 s.
-    pipeline.extra_env["SLOTWISE_SESSION_TIMEOUT_MS"] = "45000"
     try:
         yield pipeline
     finally:

@@ -1,6 +1,7 @@
 """Re-slotting, the pure part: when the vocabulary grows, which free-text facts fill it.
 
-Seed 004: adding an attribute is cheap; backfilling the free-text facts that
+As “A contradiction is only visible when memories share a key” puts it: adding
+an attribute is cheap; backfilling the free-text facts that
 already hold it is the expensive part (a model call per fact, and a person
 for the ambiguous share). A re-slotting pass walks the subject's current
 free-text facts, asks a :class:`SlotFiller` whether each states the new

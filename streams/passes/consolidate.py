@@ -56,7 +56,8 @@ class PassConfig:
     floor: float = 0.15
     max_calls: int | None = None
     max_calls_per_subject: int = 20
-    # Seed 004's small-model price per slot-match call; the report's estimate only.
+    # The small-model price per slot-match call that “A contradiction is only visible when
+    # memories share a key” quotes; the report's estimate only.
     price_per_call: float = 0.0003
     # Whether the matcher is a model (its questions cost calls) or the offline one.
     model: bool = True

@@ -24,7 +24,7 @@ from datetime import datetime
 import numpy as np
 
 from slotwise.processors.cascade import Cascade
-from slotwise.processors.model import Neighbour, Resolution
+from slotwise.processors.model import Decision, Neighbour, Resolution
 from slotwise.processors.ports import Embedder, Extractor, SlotMatcher
 from slotwise.processors.resolve import vector_row
 from slotwise.processors.schema import AttributeSchema
@@ -250,7 +250,13 @@ async def _run_pair(
 
 def _bearing(incumbent: Fact, resolutions: Sequence[Resolution], pair: Pair) -> Resolution | None:
     """The resolution that bears on the pair's slot: the one that touched the incumbent,
-    else the candidate of the incumbent's (or the expected) attribute, else the first."""
+    else the candidate of the incumbent's (or the expected) attribute, else the first.
+
+    A reader's question about a slot that holds nothing asks no one and writes nothing
+    (a NOOP): it bears on no pair, as a worker's outputs show nothing of it."""
+    resolutions = [
+        r for r in resolutions if not (r.candidate.question and r.decision is Decision.NOOP)
+    ]
     if not resolutions:
         return None
     for resolution in resolutions:

@@ -66,18 +66,7 @@ class WrittenFact:
 def replay(base: Settings, path: Path | None = None) -> tuple[int, list[WrittenFact]]:
     """The number of turns published and every fact written, on a fresh deployment."""
     namespace = f"locomo-{uuid.uuid4().hex[:8]}"
-    underscored = namespace.replace("-", "_")
-    settings = base.model_copy(
-        update={
-            "namespace": namespace,
-            "topic_prefix": namespace,
-            "redis_prefix": namespace,
-            "milvus_collection_prefix": f"{underscored}_facts",
-            "milvus_alias": f"{underscored}_facts_current",
-            "group_id": f"{namespace}-worker",
-            "partitions": PARTITIONS,
-        }
-    )
+    settings = base.in_namespace(namespace).model_copy(update={"partitions": PARTITIONS})
     replayed = list(observations(read_turns(path), 1, prefix=f"{namespace}-"))
     worker = WorkerProcess(
         settings, "locomo", Path(tempfile.mkdtemp(prefix="slotwise-locomo-")) / "worker.log"

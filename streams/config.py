@@ -309,15 +309,15 @@ class Settings(
                 f"namespace {namespace!r}: lower-case letters, digits, '-' and '_', "
                 "starting with a letter, at most 40 characters"
             )
-        flat = namespace.replace("-", "_")
-        derived = {
-            "topic_prefix": namespace,
-            "redis_prefix": namespace,
-            "milvus_collection_prefix": f"{flat}_facts",
-            "milvus_alias": f"{flat}_facts_current",
-            "group_id": f"{namespace}-worker",
-        }
-        return {**derived, **data}
+        return {**_derived_names(namespace), **data}
+
+    def in_namespace(self, namespace: str) -> Settings:
+        """These settings for another deployment on the same services: every name the
+        namespace derives is derived again (``model_copy`` runs no validator)."""
+        data = self.model_dump(exclude_unset=True)
+        for name in _derived_names(namespace):
+            data.pop(name, None)
+        return type(self).model_validate({**data, "namespace": namespace})
 
     def to_env(self) -> dict[str, str]:
         """The ``SLOTWISE_*`` variables that reproduce these settings in a child process.
@@ -331,6 +331,18 @@ class Settings(
             for name, value in self.model_dump(exclude_unset=True).items()
             if value is not None
         }
+
+
+def _derived_names(namespace: str) -> dict[str, str]:
+    """The topic, key, collection and group names a namespace gives a deployment."""
+    flat = namespace.replace("-", "_")
+    return {
+        "topic_prefix": namespace,
+        "redis_prefix": namespace,
+        "milvus_collection_prefix": f"{flat}_facts",
+        "milvus_alias": f"{flat}_facts_current",
+        "group_id": f"{namespace}-worker",
+    }
 
 
 def _env_value(value: object) -> str:

@@ -85,17 +85,7 @@ def replay(
 ) -> list[PairOutcome]:
     """Run ``pairs`` through a fresh deployment on ``base``'s stack; always clean up."""
     namespace = f"eval-{uuid.uuid4().hex[:8]}"
-    settings = base.model_copy(
-        update={
-            "namespace": namespace,
-            "topic_prefix": namespace,
-            "redis_prefix": namespace,
-            "milvus_collection_prefix": f"{namespace.replace('-', '_')}_facts",
-            "milvus_alias": f"{namespace.replace('-', '_')}_facts_current",
-            "group_id": f"{namespace}-worker",
-            "partitions": PARTITIONS,
-        }
-    )
+    settings = base.in_namespace(namespace).model_copy(update={"partitions": PARTITIONS})
     logs = Path(tempfile.mkdtemp(prefix="slotwise-eval-"))
     worker = WorkerProcess(settings, "eval", logs / "worker.log")
     try:

@@ -2,6 +2,9 @@
 
     python -m slotwise.loadtest.milvus_flush --writes 3000 [--policies never,50,250,1000]
 
+It talks to the Milvus the settings name (``SLOTWISE_MILVUS_URI``, with
+``SLOTWISE_MILVUS_TOKEN`` on a secured server) unless ``--uri`` says otherwise.
+
 For each flush policy, writes ``--writes`` rows one at a time through
 :class:`sinks.milvus_index.MilvusIndex` (``add`` then ``flush``, as a worker
 does per event), spread over ``--subjects`` subjects, and at evenly spaced
@@ -26,6 +29,7 @@ from pymilvus import MilvusClient
 
 from slotwise.processors.model import VectorRow
 from slotwise.sinks.milvus.index import MilvusIndex
+from slotwise.streams.config import Settings
 
 __all__ = ["PolicyRun", "RandomEmbedder", "main", "measure"]
 
@@ -70,6 +74,7 @@ async def measure(
     uri: str,
     policy: int,
     *,
+    token: str | None = None,
     writes: int,
     subjects: int,
     checkpoints: int,
@@ -77,7 +82,12 @@ async def measure(
 ) -> PolicyRun:
     prefix = f"bench{uuid.uuid4().hex[:8]}"
     index = MilvusIndex(
-        uri, RandomEmbedder(), alias=f"{prefix}_current", prefix=prefix, flush_every=policy
+        uri,
+        RandomEmbedder(),
+        token=token,
+        alias=f"{prefix}_current",
+        prefix=prefix,
+        flush_every=policy,
     )
     await index.setup()
     every = max(1, writes // checkpoints)
@@ -99,13 +109,13 @@ async def measure(
                 points.append((n, statistics.median(samples), _p95(samples)))
     finally:
         await index.close()
-        _drop(uri, prefix)
+        _drop(uri, token, prefix)
     label = "never" if policy == NEVER else f"every {policy}"
     return PolicyRun(label, tuple(points), writes / writing)
 
 
-def _drop(uri: str, prefix: str) -> None:
-    client = MilvusClient(uri=uri)
+def _drop(uri: str, token: str | None, prefix: str) -> None:
+    client = MilvusClient(uri=uri, token=token or "")
     try:
         client.drop_alias(f"{prefix}_current")
         for name in client.list_collections():
@@ -133,7 +143,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m slotwise.loadtest.milvus_flush", description=__doc__
     )
-    parser.add_argument("--uri", default="http://127.0.0.1:19530")
+    settings = Settings()
+    secret = settings.milvus_token
+    parser.add_argument("--uri", default=settings.milvus_uri)
     parser.add_argument("--writes", type=int, default=3000)
     parser.add_argument("--subjects", type=int, default=100)
     parser.add_argument("--checkpoints", type=int, default=6)
@@ -146,6 +158,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             measure(
                 args.uri,
                 policy,
+                token=secret.get_secret_value() if secret else None,
                 writes=args.writes,
                 subjects=args.subjects,
                 checkpoints=args.checkpoints,

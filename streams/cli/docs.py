@@ -18,6 +18,7 @@ import importlib
 import inspect
 import pkgutil
 import re
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
@@ -41,7 +42,8 @@ _ROLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("streams/cli/serve.py", ("server",)),
     ("streams/cli/run.py", ("worker",)),
     ("streams/api/", ("server",)),
-    ("streams/read/", ("client", "server", "cli")),
+    # The worker opens its store and index through the read side's openers too.
+    ("streams/read/", ("client", "server", "cli", "worker")),
     ("streams/runtime/", ("worker",)),
     ("streams/write/", ("worker",)),
     ("streams/wiring/", ("worker",)),
@@ -180,7 +182,31 @@ def _readers(classes: list[type[BaseSettings]]) -> dict[str, set[str]]:
                     found.setdefault(node.attr, set()).update(roles)
                 elif isinstance(node, ast.Name) and node.id in names:
                     found.setdefault(node.id, set()).update(roles)
+    # A method's callers read the fields it reads: ``settings.librdkafka()`` is
+    # how the worker reads the brokers' address.
+    for cls in classes:
+        for method, fields in _method_reads(cls).items():
+            for field in fields:
+                found.setdefault(field, set()).update(found.get(method, set()))
     return found
+
+
+def _method_reads(cls: type[BaseSettings]) -> dict[str, set[str]]:
+    """Method name → the fields it reads through ``self``, for the methods ``cls`` defines."""
+    body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0]
+    assert isinstance(body, ast.ClassDef)
+    return {
+        node.name: {
+            read.attr
+            for read in ast.walk(node)
+            if isinstance(read, ast.Attribute)
+            and isinstance(read.value, ast.Name)
+            and read.value.id == "self"
+            and read.attr in cls.model_fields
+        }
+        for node in body.body
+        if isinstance(node, ast.FunctionDef)
+    }
 
 
 def _type_name(annotation: Any) -> str:

@@ -39,6 +39,17 @@ def test_every_setting_is_in_the_configuration_reference() -> None:
         assert f"`SLOTWISE_{name.upper()}`" in page
 
 
+def test_a_setting_read_through_a_settings_method_names_the_method_s_callers() -> None:
+    # The worker, the server and the client reach the brokers through
+    # ``Settings.librdkafka()``, never by the field's name.
+    page = generate()["configuration.md"]
+    row = next(
+        line for line in page.splitlines() if line.startswith("| `SLOTWISE_KAFKA_BOOTSTRAP`")
+    )
+    read_by = {role.strip() for role in row.split("|")[4].split(",")}
+    assert {"worker", "server", "client"} <= read_by
+
+
 def test_the_check_fails_on_a_stale_page(tmp_path: Path) -> None:
     folder = tmp_path / "docs" / "reference"
     folder.mkdir(parents=True)

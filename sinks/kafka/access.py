@@ -6,6 +6,9 @@ nothing: a consumer polls on). :func:`check_access` connects once, the way
 every client of the connection will, and turns the first such failure into
 :class:`KafkaAccessDenied` carrying librdkafka's own words ("SASL
 authentication error: ... invalid credentials", "certificate verify failed").
+A plaintext client at a TLS listener never gets as far as a login: the broker
+hangs up, which looks like no broker at all, so the probe asks the address for
+a TLS handshake and says which setting is missing.
 
 An ACL refusal (a topic or group this principal may not use) is another matter:
 it names the resource, and :func:`refusal` recognises it in a message's error.
@@ -14,7 +17,11 @@ it names the resource, and :func:`refusal` recognises it in a message's error.
 from __future__ import annotations
 
 import logging
+import socket
+import ssl
 import time
+from collections.abc import Mapping
+from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
@@ -45,10 +52,8 @@ def check_access(connection: Connection, timeout_s: float = 10.0) -> None:
     brokers answer, or without a verdict once none can be reached or after ``timeout_s``
     (a broker down or still starting: the client's own timeouts and retries apply)."""
     failures: list[KafkaError] = []
-    probe = Producer(
-        client_config(connection, {"error_cb": failures.append, "client.id": "slotwise-probe"}),
-        logger=_quiet,
-    )
+    config = client_config(connection, {"error_cb": failures.append, "client.id": "slotwise-probe"})
+    probe = Producer(config, logger=_quiet)
     deadline = time.monotonic() + timeout_s
     try:
         while time.monotonic() < deadline:
@@ -61,9 +66,39 @@ def check_access(connection: Connection, timeout_s: float = 10.0) -> None:
             if denied is not None:
                 raise KafkaAccessDenied(f"kafka refused the connection: {denied.str()}")
             if any(f.code() == KafkaError._ALL_BROKERS_DOWN for f in failures):
+                listener = _tls_listener(config)
+                if listener is not None:
+                    raise KafkaAccessDenied(
+                        f"kafka at {listener} speaks TLS and this client connects in "
+                        "plaintext: set SLOTWISE_KAFKA_SECURITY_PROTOCOL (SSL or SASL_SSL) "
+                        "and SLOTWISE_KAFKA_SSL_CA_LOCATION"
+                    )
                 return  # nothing listens: no verdict, the client's own timeouts apply
     finally:
         probe.flush(0)
+
+
+def _tls_listener(config: Mapping[str, Any], timeout_s: float = 2.0) -> str | None:
+    """The first bootstrap address that completes a TLS handshake, when ``config``
+    connects in plaintext; None otherwise. Only a handshake: nothing is sent."""
+    protocol = str(config.get("security.protocol") or "plaintext").lower()
+    if protocol not in {"plaintext", "sasl_plaintext"}:
+        return None
+    context = ssl.create_default_context()
+    # Whether the port speaks TLS at all, not whom to trust: no data crosses it.
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    for address in str(config["bootstrap.servers"]).split(","):
+        host, _, port = address.strip().rpartition(":")
+        try:
+            with (
+                socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s) as raw,
+                context.wrap_socket(raw, server_hostname=host.strip("[]")),
+            ):
+                return address.strip()
+        except (OSError, ValueError):
+            continue
+    return None
 
 
 def refusal(error: KafkaError | None) -> KafkaAccessDenied | None:

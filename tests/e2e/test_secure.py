@@ -214,6 +214,14 @@ def test_kafka_without_the_ca_is_refused_in_words(secure: SecureStack) -> None:
     _bounded(started)
 
 
+def test_a_plaintext_client_is_told_the_brokers_speak_tls(secure: SecureStack) -> None:
+    bootstrap = secure.settings("producer").kafka_bootstrap
+    started = time.monotonic()
+    with pytest.raises(KafkaAccessDenied, match="speaks TLS"):
+        check_access(bootstrap)
+    _bounded(started)
+
+
 def test_the_redis_reader_reads_but_may_not_write(secure: SecureStack) -> None:
     worker = redis.Redis.from_url(secure.settings("worker").redis_url, socket_timeout=5)
     reader = redis.Redis.from_url(secure.settings("server").redis_url, socket_timeout=5)

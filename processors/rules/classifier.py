@@ -28,6 +28,7 @@ from importlib import resources
 
 from slotwise.processors.ports import Embedder
 from slotwise.processors.rules.clauses import NEGATION, Clause
+from slotwise.processors.rules.evidence import supported
 from slotwise.processors.rules.findings import INFERRED, Finding
 from slotwise.processors.rules.head.matching import say
 from slotwise.processors.rules.head.standing import own
@@ -135,6 +136,9 @@ class ExemplarClassifier:
         out: list[list[Finding]] = []
         for clause in clauses:
             attribute = attributes.get(clause.text)
+            # Near an exemplar is not evidence: the clause must also say what the slot is about.
+            if attribute is not None and not supported(attribute, clause.text):
+                attribute = None
             values = read_value(attribute, clause.text) if attribute else []
             out.append([Finding(attribute, v, say(clause), INFERRED) for v in values if attribute])
         return out

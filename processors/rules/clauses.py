@@ -89,11 +89,18 @@ _HYPOTHETICAL = re.compile(
     r"thinking\s+(?:about|of)|considering|consider|planning|plan\s+to|plans\s+to|want\s+to|"
     r"wants\s+to|wanna|going\s+to|gonna|intend|someday|one\s+day|eventually|dream|dreaming|"
     r"about\s+to|trying\s+to|try\s+to|need\s+to|have\s+to|has\s+to|got\s+to|gotta|"
-    r"supposed\s+to|used\s+to|if)\b|'d\b|(?<!\bin\s)(?<!\blast\s)(?<!\bnext\s)(?<!\bsince\s)\bmay\b",
+    r"supposed\s+to|used\s+to|if|"
+    # Tempted, keen, itching to: a pull towards something, not a state of the speaker's.
+    r"tempted|tempting|keen\s+to|eager\s+to|itching\s+to|dying\s+to|can't\s+wait\s+to|"
+    r"looking\s+forward\s+to|aim(?:ing)?\s+to|plan(?:ning)?\s+on|curious\s+to)\b|'d\b|"
+    r"(?<!\bin\s)(?<!\blast\s)(?<!\bnext\s)(?<!\bsince\s)\bmay\b",
     re.IGNORECASE,
 )
+# "not long ago" dates a statement; it denies nothing.
 NEGATION = re.compile(
-    r"\b(?:not|never|no|nor|neither|none|nobody|nothing|no\s+longer|cannot)\b|n't\b", re.IGNORECASE
+    r"\b(?:not(?!\s+(?:so\s+|too\s+|that\s+)?long\s+ago)|never|no|nor|neither|none|nobody|"
+    r"nothing|no\s+longer|cannot)\b|n't\b",
+    re.IGNORECASE,
 )
 _FUTURE = re.compile(
     r"\b(?:will|shall|tomorrow|next|upcoming|soon|start|starts|starting|begin|begins)\b|'ll\b",

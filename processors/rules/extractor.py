@@ -76,6 +76,31 @@ QUOTED = re.compile(
     r"[\"'\u201d\u2019](?=$|[\s.,;:!?)\]\u2014-])"
 )
 
+# Where a quotation stood, the rules see an ellipsis and a private-use character that
+# numbers it: nothing reads the words, and a fact around them ("User reread …") gets them
+# back, so its text is never cut where the title was.
+_MASK = re.compile("\u2026([\ue000-\uf8ff])")
+
+
+def _masked(text: str) -> tuple[str, list[str]]:
+    """``text`` with each quotation replaced by its numbered mark, and the quotations."""
+    quotes: list[str] = []
+
+    def mark(found: re.Match[str]) -> str:
+        quotes.append(found.group(0))
+        return f" \u2026{chr(0xE000 + len(quotes) - 1)} "
+
+    return QUOTED.sub(mark, text), quotes
+
+
+def _unmasked(finding: Finding, quotes: list[str]) -> Finding:
+    """The finding with the quotations its text stands beside written back in."""
+    if not quotes or not _MASK.search(finding.text):
+        return finding
+    text = _MASK.sub(lambda m: quotes[ord(m.group(1)) - 0xE000], finding.text)
+    return Finding(finding.attribute, finding.value, text, finding.confidence)
+
+
 # The speaker says a value changed, or corrects one: what lets a high-stakes slot move.
 CHANGE = re.compile(
     r"\b(?:new|now|changed|changing|switched|switch(?:ing)?|moved|no\s+longer|any\s*more|"
@@ -205,11 +230,17 @@ def _read_turn(
     if INJECTION.search(raw) or read_erasure(raw, schema) is not None:
         return [], []
     cased = any(ch.isupper() for ch in raw)
-    text = expand(QUOTED.sub(" … ", raw))
+    text, quotes = _masked(raw)
+    text = expand(text)
     clauses = list(islice(split_clauses(text, cased=cased), MAX_CLAUSES))
     readings = _lapsed([_read(clause) for clause in clauses], clauses)
     if classifier is not None:
         readings = _classified(classifier, clauses, readings)
+    # A value read from a quotation's place was never said as the speaker's own.
+    readings = [
+        [_unmasked(f, quotes) for f in found if not _MASK.search(str(f.value))]
+        for found in readings
+    ]
     candidates: list[CandidateFact] = []
     said: set[tuple[str | None, object, str]] = set()
     for clause, findings in zip(clauses, readings, strict=True):

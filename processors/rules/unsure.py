@@ -109,7 +109,8 @@ _NOT_NOW = re.compile(
 )
 # A correction or a denial: what it corrects is found by the held value the turn names.
 _CORRECTS = re.compile(
-    r"\b(?:not|isn't|aren't|wasn't|don't|doesn't|never|no\s+longer|any\s*more|autocorrect|typo|"
+    r"\b(?:not(?!\s+(?:so\s+|too\s+|that\s+)?long\s+ago)|isn't|aren't|wasn't|don't|doesn't|"
+    r"never|no\s+longer|any\s*more|autocorrect|typo|"
     r"i\s+meant|meant|mistyped?|misspelt|misspelled|wrong|correction|after\s+all|turns\s+out|"
     r"actually)\b",
     _I,

@@ -22,7 +22,9 @@ from slotwise.processors.rules.derived import implied_timezone
 from slotwise.processors.rules.erasure import ErasureRequest, read_erasure
 from slotwise.processors.rules.findings import Finding
 from slotwise.processors.rules.head import ALSO_RULES, NEGATION_RULES, RULES
+from slotwise.processors.rules.head.household import read_pets_in_passing, spouse_in_turn
 from slotwise.processors.rules.head.standing import read_contact_method
+from slotwise.processors.rules.pursuits import read_pursuit
 from slotwise.processors.rules.tail import read_free_text
 from slotwise.processors.rules.unsure import unsure_questions
 from slotwise.processors.rules.wording import absolute_dates
@@ -243,7 +245,10 @@ def _read_turn(
     ]
     candidates: list[CandidateFact] = []
     said: set[tuple[str | None, object, str]] = set()
-    for clause, findings in zip(clauses, readings, strict=True):
+    read = list(zip(clauses, readings, strict=True))
+    if not any(f.attribute == "relationship_status" for found in readings for f in found):
+        read += spouse_in_turn(text, cased)
+    for clause, findings in read:
         for finding in findings:
             spec = schema.get(finding.attribute)
             key = (finding.attribute, finding.value, finding.text)
@@ -353,15 +358,16 @@ def _read_now(clause: Clause) -> list[Finding]:
             found += [f for f in rule(clause) if _family(f.attribute) not in seen]
             seen |= {_family(f.attribute) for f in found}
     else:
-        # "text me, don't call": a preference is often said against its alternative.
+        # "text me, don't call": a preference is often said against its alternative; "my
+        # snakes can't talk": a negation about a pet still names the speaker's pet.
         found += [
             f
-            for f in read_contact_method(clause)
+            for f in (*read_contact_method(clause), *read_pets_in_passing(clause))
             if f.attribute not in {x.attribute for x in found}
         ]
     if found or negated:
         return found
-    return read_free_text(clause)
+    return read_free_text(clause) or read_pursuit(clause)
 
 
 def _valid_from(

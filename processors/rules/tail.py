@@ -24,7 +24,7 @@ from slotwise.processors.rules.words import (
     TIME_WORDS,
 )
 
-__all__ = ["FREE_TEXT", "MAX_FREE_TEXT_WORDS", "read_free_text"]
+__all__ = ["FREE_TEXT", "MAX_FREE_TEXT_WORDS", "dangling", "plain", "read_free_text"]
 
 _I = re.IGNORECASE
 
@@ -45,6 +45,8 @@ _DANGLING = re.compile(
     r"\b(?:and|or|but|so|because|then|like|as|than|that)$",
     re.IGNORECASE,
 )
+# "I lost my job": an event with nothing but "my job" after the verb, and still news.
+_JOB_END = re.compile(rf"^I{ADVERBS}\s+(?:lost|left|quit)\s+my\s+job\b", re.IGNORECASE)
 _HAD_OBJECTS = re.compile(r"^\s+(?:surgery|an?\s+(?:\w+\s+)?(?:baby|surgery|operation|accident))\b")
 
 
@@ -52,17 +54,17 @@ def read_free_text(clause: Clause) -> list[Finding]:
     """A first-person past event no rule places, or a stated favourite; otherwise nothing."""
     favourite = _FAVOURITE.match(clause.text)
     if favourite is not None:
-        if _plain(favourite["rest"], limit=8):
+        if plain(favourite["rest"], limit=8):
             return [Finding(None, None, third_person(clause.text), FREE_TEXT)]
         return []
     event = _TAIL_CUT.split(clause.text, maxsplit=1)[0]
     found = _EVENT.match(event)
     if found is None or not _event_verb(found["aux"], found["verb"], found["rest"]):
         return []
-    if len(event.split()) > MAX_FREE_TEXT_WORDS or _DANGLING.search(found["rest"]):
+    if len(event.split()) > MAX_FREE_TEXT_WORDS or dangling(found["rest"]):
         return []
     content = found["rest"].split(maxsplit=1)[-1] if found["verb"] == "been" else found["rest"]
-    if not _plain(content, limit=None):
+    if not plain(content, limit=None) and not _JOB_END.match(event):
         return []
     return [Finding(None, None, third_person(event), FREE_TEXT)]
 
@@ -80,15 +82,35 @@ def _event_verb(aux: str | None, verb: str, rest: str) -> bool:
         return not aux and following in GOT_OBJECTS  # "I've got" is possession
     if aux:
         if verb == "been":
-            progressive = following.endswith("ing") and following not in STATE_PROGRESSIVES
+            # "I've been getting into jazz": a new interest, not a state like "feeling".
+            taken_up = following == "getting" and words[1:2] == ["into"]
+            progressive = following.endswith("ing") and (
+                following not in STATE_PROGRESSIVES or taken_up
+            )
             return following == "to" or (progressive and words[1:2] != ["hard"])
         return verb in PARTICIPLES or (verb.endswith("ed") and len(verb) > 4)
     return verb in IRREGULAR_PAST or (verb.endswith("ed") and len(verb) > 4)
 
 
-def _plain(text: str, limit: int | None) -> bool:
+def dangling(text: str) -> bool:
+    """The text ends on a preposition or a conjunction that lost what followed it."""
+    return bool(_DANGLING.search(text))
+
+
+# "one month ago", "a few weeks back": a date, not a pronoun ("one") to resolve.
+_AGO = re.compile(
+    r"\b(?:a|an|one|two|three|four|five|six|a\s+few|a\s+couple\s+of|several|\d+)\s+"
+    r"(?:days?|weeks?|months?|years?)\s+(?:ago|back)\b",
+    re.IGNORECASE,
+)
+# An acronym in capitals ("my HR job", "the US") is no pronoun.
+_ACRONYM = re.compile(r"\b[A-Z]{2,}\b")
+
+
+def plain(text: str, limit: int | None) -> bool:
     """Self-contained: no pronoun that needs the conversation to resolve, some content."""
-    words = re.findall(r"[\w'-]+", TIME_WORDS.sub("", text).lower())
+    bare = _ACRONYM.sub("ACRONYM", _AGO.sub("", TIME_WORDS.sub("", text)))
+    words = re.findall(r"[\w'-]+", bare.lower())
     if limit is not None and len(words) > limit:
         return False
     if any(w in CONTEXT_WORDS or w.removesuffix("'s") in CONTEXT_WORDS for w in words):

@@ -185,7 +185,8 @@ VAGUE = _words(
     "most certain several all seasonal bad severe mild terrible spring environmental"
 )
 SPECIES = _canon(
-    "dog: dogs|cat: cats|puppy: puppies|kitten: kittens|rabbit: rabbits|bunny: bunnies|"
+    "dog: dogs, doggo, doggos, pooch|cat: cats, kitty, kitties|puppy: puppies, pup, pups|"
+    "kitten: kittens|rabbit: rabbits|bunny: bunnies|"
     "hamster: hamsters|guinea pig: guinea pigs|parrot: parrots|bird: birds|budgie: budgies|"
     "fish|goldfish|turtle: turtles|tortoise: tortoises|snake: snakes|lizard: lizards|"
     "gecko: geckos|horse: horses|pony: ponies|ferret: ferrets|chinchilla: chinchillas|"

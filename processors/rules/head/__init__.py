@@ -20,6 +20,7 @@ from slotwise.processors.rules.head.health import (
     read_diet,
     read_meatless,
 )
+from slotwise.processors.rules.head.household import read_pets_in_passing
 from slotwise.processors.rules.head.identity import (
     read_contact,
     read_home,
@@ -97,6 +98,7 @@ ALSO_RULES: tuple[Rule, ...] = (
     read_children,
     read_hobbies,
     read_contact_in_passing,
+    read_pets_in_passing,
 )
 # A negated clause says what is not so; only these rules can represent that.
 NEGATION_RULES: tuple[Rule, ...] = (read_meatless, read_no_children)

@@ -277,19 +277,27 @@ _HOBBY_NOUNS = frozenset(
     "embroidery calligraphy archery fencing boxing karate judo bjj jiu-jitsu tennis padel golf "
     "football soccer basketball volleyball badminton squash rowing sailing kayaking skiing "
     "snowboarding skateboarding guitar piano violin drums ukulele cello gaming reading writing "
-    "journaling origami sewing quilting fishing camping".split()
-)
+    "journaling origami sewing quilting fishing camping clarinet flute saxophone trumpet "
+    "trombone harp banjo mandolin harmonica accordion kickboxing weightlifting skating".split()
+) | {"video games", "video game", "board games", "rock climbing", "martial arts"}
 _HOBBY_ALIASES = {"bouldering": "climbing", "bjj": "jiu jitsu", "jiu-jitsu": "jiu jitsu",
-                  "crochet": "crocheting", "soccer": "football"}  # fmt: skip
+                  "crochet": "crocheting", "soccer": "football", "video games": "gaming",
+                  "video game": "gaming", "rock climbing": "climbing"}  # fmt: skip
+# "a huge fan of archery", "a lifelong chess fan": what the speaker is a fan of is a pastime
+# when it is one.
+_FAN = r"(?:a\s+)?(?:(?:big|huge|total|massive|real|true|lifelong|longtime|die-?hard|avid)\s+)*"
 _HOBBY_LEAD = re.compile(
     rf"^I{ADVERBS}\s+(?:enjoy|love|do|play|practi[cs]e)\s+(?P<rest>.+)$|"
+    rf"^I(?:'m|\s+am){ADVERBS}\s+(?:doing|playing|practi[cs]ing)\s+(?P<rest5>.+)$|"
     rf"^I(?:'m|\s+am){ADVERBS}\s+(?:really\s+)?into\s+(?P<rest2>.+)$|"
-    rf"^I(?:'ve)?{ADVERBS}\s+(?:picked\s+up|taken\s+up|took\s+up|started)\s+(?P<rest3>.+)$|"
+    rf"^I(?:'m|\s+am){ADVERBS}\s+(?:{_FAN}fan\s+of|all\s+about)\s+(?P<rest6>.+)$|"
+    rf"^I(?:'m|\s+am){ADVERBS}\s+{_FAN}(?P<rest7>[a-z][\w\s-]*?)\s+fan\b|"
+    rf"^I(?:'ve)?{ADVERBS}\s+(?:picked\s+up|taken\s+up|took\s+up|started|joined)\s+(?P<rest3>.+)$|"
     r"^my\s+(?:main\s+|big\s+)?hobby\s+is\s+(?P<rest4>.+)$",
     _I,
 )
 _HOBBY_TRAIL = re.compile(
-    r"\s+(?:on|at|every|most|when|with|on\s+weekends|a\s+lot|twice|three|3x|again|lately|"
+    r"\s+(?:on|at|in|near|every|most|when|with|on\s+weekends|a\s+lot|twice|three|3x|again|lately|"
     r"recently|these\s+days|for|because|and\s+i)\b.*$",
     _I,
 )
@@ -300,13 +308,16 @@ def read_hobbies(clause: Clause) -> list[Finding]:
     found = _HOBBY_LEAD.match(text)
     hobbies: list[str] = []
     if found is not None:
-        rest = next(g for g in (found["rest"], found["rest2"], found["rest3"], found["rest4"]) if g)
+        noun_only = found["rest"] or found["rest5"]
+        if found["rest5"] and _SOME_DAY.search(text):
+            return []  # "I'm playing tennis on Saturday": a plan, not a pastime
+        rest = next(g for g in found.groups() if g)
         rest = _HOBBY_TRAIL.sub("", rest)
         for item in split_items(rest):
-            word = re.sub(r"^(?:the|some|a\s+bit\s+of|a\s+little)\s+", "", item.lower()).strip()
+            word = _pastime(item)
             if word in _HOBBY_NOUNS:
                 hobbies.append(_HOBBY_ALIASES.get(word, word))
-            elif word.rstrip("s") in _HOBBY_VERBS and found["rest"] is None:
+            elif word.rstrip("s") in _HOBBY_VERBS and noun_only is None:
                 hobbies.append(_HOBBY_VERBS[word.rstrip("s")])
     else:
         verbs = re.findall(
@@ -325,6 +336,24 @@ def read_hobbies(clause: Clause) -> list[Finding]:
                 )
             )
     return [Finding("hobbies", h, f"User enjoys {h}.", INFERRED) for h in dict.fromkeys(hobbies)]
+
+
+_SOME_DAY = re.compile(
+    r"\b(?:tonight|tomorrow|later|next|on\s+\w+day|this\s+(?:weekend|evening|afternoon|morning))\b",
+    _I,
+)
+_PASTIME_FRAME = re.compile(
+    r"^(?:(?:the|some|this|my|a|an|a\s+bit\s+of|a\s+little)\s+)?"
+    r"(?:(?:acoustic|electric|classical|bass|local|competitive|amateur|weekly)\s+)?"
+    r"(?P<what>.+?)(?:\s+(?:class|classes|lessons?|club|group|course|sessions?|team))?$",
+    _I,
+)
+
+
+def _pastime(item: str) -> str:
+    """ "this pilates class" → "pilates", "electric guitar" → "guitar": the pastime named."""
+    found = _PASTIME_FRAME.match(item.lower().strip())
+    return found["what"].strip() if found is not None else item.lower().strip()
 
 
 # "oops typo, it's x@y": a correction of the address is context enough.

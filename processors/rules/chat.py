@@ -68,7 +68,7 @@ def expand(text: str) -> str:
 _VERBS = (
     r"work|worked|working|live|lived|living|moved|relocated|speak|take|start|started|starting|"
     r"began|joined|"
-    r"joining|quit|left|switched|swapped|got|have|adopted|rescued|studied|study|graduated|"
+    r"joining|quit|left|lost|switched|swapped|got|have|adopted|rescued|studied|study|graduated|"
     r"grew|teach|run|use|write|code|program|program|pay|paid|paying|go|do|knit|bake|play|"
     r"follow|eat|went|became|turned|upgraded|downgraded|cancelled|canceled|signed|handed|"
     r"resigned|retrained|finished|picked|took|cut|gave|made|landed|arrived|unpacked"

@@ -33,13 +33,19 @@ class Clause:
     greeting: bool = False  # the turn opens with a greeting: "I'm Ana" is an introduction
 
 
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n+|\s+[-\u2013\u2014]+\s+")
+# A dash between statements, spaced or not: "head chef- it's wild", "unreal—we won".
+_SENTENCE_BREAK = re.compile(
+    r"(?<=[.!?])[\"')\]]*\s+|\n+|\s+[-\u2013\u2014]+\s+|(?<=[A-Za-z])-+\s+|"
+    r"(?<=[A-Za-z])\u2014(?=[A-Za-z])"
+)
 _CLAUSE_BREAK = re.compile(
     r"\s*;\s*|,\s+(?=(?:which|where|who|whom|whose)\b)"
     r"|,?\s+(?:but|although|though|whereas|because|cause|since|so|and\s+also|and\s+now|and|plus)\s+"
     r"(?=(?:i|i'm|i've|i'll|my|we|we're|we've|our|please|you\s+can\s+call|call\s+me|it|it's|"
     r"that|that's|this|he|she|they|you)\b)"
     r"|,\s+(?=(?:i|i'm|i've|my|we|our)\b)|,?\s+but\s+"
+    # "…worth it now that I'm a head chef": the reason is a statement too.
+    r"|,?\s+now\s+that\s+(?=(?:i|i'm|i've|we|we're|we've)\b)"
     r"|,?\s+and\s+(?=(?:on|from|next|this)\s+\w+\s+(?:i|i'm|i'll|we)\b)"
     # "I left Nubank and started at Stone": a second change told with the "I" dropped.
     r"|,?\s+(?:and(?:\s+then)?|then)\s+(?=(?:start|started|starting|began|joined|moved|"
@@ -67,6 +73,11 @@ _TIME_PHRASE = (
     r"wednesday|thursday|friday|saturday|sunday)|(?:a|two|three|a\s+few|\d+)\s+(?:days?|weeks?|"
     r"months?|years?)\s+ago|in\s+\d{4}|(?:on|from|next)\s+(?:monday|tuesday|wednesday|thursday|"
     r"friday|saturday|sunday)|next\s+(?:week|month))"
+)
+# "Since I sold my car, I cycle everywhere": the reason given first is a statement of
+# its own, as much as the clause after the comma.
+_LEADING_REASON = re.compile(
+    r"^(?:ever\s+since|since|now\s+that|after|because)\s+(?P<said>I\b[^,;]+),\s*", re.IGNORECASE
 )
 _FRONT_TIME = re.compile(rf"^(?P<when>{_TIME_PHRASE})\s*,?\s+(?P<rest>I\b.*)$", re.IGNORECASE)
 _TIME_ONLY = re.compile(rf"^{_TIME_PHRASE}$", re.IGNORECASE)
@@ -121,7 +132,7 @@ def split_clauses(text: str, *, cased: bool | None = None) -> Iterator[Clause]:
         if _CONDITIONAL.search(sentence):
             continue
         carried = ""
-        for raw_clause in _CLAUSE_BREAK.split(sentence):
+        for raw_clause in _CLAUSE_BREAK.split(_LEADING_REASON.sub(r"\g<said>; ", sentence)):
             clause = _strip_fillers(raw_clause.strip()).rstrip(" .!,;:")
             if _TIME_ONLY.match(clause):  # "Yesterday, I moved…": the time belongs to what follows
                 carried = clause

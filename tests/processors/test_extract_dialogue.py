@@ -63,3 +63,117 @@ def test_a_quoted_title_stays_in_the_fact(text: str, expected: str) -> None:
 
 def test_words_in_quotes_are_still_not_read_as_the_speakers() -> None:
     assert {(f.attribute, f.value) for f in facts('my mug says "I work at NASA"')} == set()
+
+
+def slots(text: str) -> set[tuple[str | None, object]]:
+    return {(f.attribute, f.value) for f in facts(text) if f.attribute and not f.question}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Took my dogs to the lake and they swam for hours!", {("pets", "dog")}),
+        ("our kitty knocked the plant over again", {("pets", "cat")}),
+        ("I bought a bed for my pup's crate", {("pets", "dog")}),
+        ("my parrot Kiwi learned a new word", {("pets", "parrot named Kiwi")}),
+        ("we've got a pup and two goldfish", {("pets", "puppy"), ("pets", "2 goldfish")}),
+        ("my rabbits can't stand the heat", {("pets", "rabbit")}),  # negated, still theirs
+        ("my dog walker is on holiday", set()),  # a compound, not an animal
+        ("my cat allergy acts up in spring", set()),
+        ("my neighbour's dog barks all night", set()),  # someone else's
+        ("my old dog passed away last winter", set()),  # a loss
+    ],
+)
+def test_a_pet_named_in_passing(text: str, expected: set[tuple[str, str]]) -> None:
+    assert {s for s in slots(text) if s[0] == "pets"} == expected
+
+
+def test_many_mentions_of_the_pets_restate_one_value() -> None:
+    said = [slots(t) for t in ("my dogs love the snow", "my dog ate my sock", "my pups slept")]
+    assert said == [{("pets", "dog")}] * 3
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("My husband and I repainted the kitchen.", {("relationship_status", "married")}),
+        ("me and my girlfriend might adopt a cat", {("relationship_status", "in a relationship")}),
+        ("My wife teaches chemistry.", set()),  # the spouse's own clause
+        ("My ex-husband and I share the car.", set()),
+        ("My boyfriend and I got engaged on the beach!", set()),  # a change the word misses
+    ],
+)
+def test_a_spouse_named_with_the_speaker(text: str, expected: set[tuple[str, str]]) -> None:
+    assert {s for s in slots(text) if s[0] == "relationship_status"} == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "hobby"),
+    [
+        ("I'm a huge fan of archery", "archery"),
+        ("I'm a lifelong video game fan", "gaming"),
+        ("I'm doing karate twice a week", "karate"),
+        ("I play the flute in a small band", "flute"),
+        ("I joined this pilates class near work", "pilates"),
+        ("I started an acoustic guitar course", "guitar"),
+    ],
+)
+def test_a_pastime_said_as_a_fandom_or_a_class(text: str, hobby: str) -> None:
+    assert ("hobbies", hobby) in slots(text)
+
+
+def test_a_pastime_with_a_day_named_is_a_plan() -> None:
+    assert slots("I'm playing squash on Friday") == set()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I'm volunteering at the animal shelter", "User is volunteering at the animal shelter."),
+        ("I'm taking a ceramics course, it's fun", "User is taking a ceramics course."),
+        ("I'm teaming up with a bakery in town", "User is teaming up with a bakery in town."),
+        ("I'm a big fan of Nordic noir novels", "User is a big fan of Nordic noir novels."),
+        ("I'm all about thrillers and horror", "User is all about thrillers and horror."),
+        (
+            "I'm now part of the volunteer lifeboat crew",
+            "User is now part of the volunteer lifeboat crew.",
+        ),
+        ("I'm allergic to most rodents", "User is allergic to most rodents."),
+        (
+            "Lost my job at the ferry company yesterday",
+            "User lost their job at the ferry company on March 13, 2026.",
+        ),
+        ("I quit my job", "User quit their job."),
+        (
+            "I recently left my HR job at the clinic",
+            "User recently left their HR job at the clinic.",
+        ),
+        ("I started sea swimming two years ago", "User started sea swimming in 2024."),
+        ("Lately, I've been getting into opera", "User has been getting into opera."),
+        ("Since I sold my car, I cycle everywhere", "User sold their car."),
+    ],
+)
+def test_what_the_speaker_is_doing_these_days(text: str, expected: str) -> None:
+    assert expected in texts(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm doing great, thanks",
+        "I'm working on it",
+        "I'm running late again",
+        "I'm learning so much from you",
+        "I'm a big fan of yours",
+        "I'm taking a pottery course next month",
+        "I'm allergic to everything",
+    ],
+)
+def test_present_small_talk_is_no_fact(text: str) -> None:
+    assert [f for f in facts(text) if not f.question] == []
+
+
+def test_a_reason_after_now_that_is_read() -> None:
+    assert ("job_title", "head chef") in slots(
+        "All those late nights paid off now that I'm a head chef- feels unreal"
+    )

@@ -11,7 +11,14 @@ decision mix (supersessions included), and prints a seeded random sample of
 the extracted facts with their turns, for labelling precision by hand.
 
 In-process, because what is measured is the extractor and the policy on real
-phrasing; the worker around them is measured by the other benchmarks.
+phrasing; the worker around them is measured by the other benchmarks. The
+extractor is the one an offline worker runs (the rules with the MiniLM
+attribute classifier), so ``facts written`` (the facts the cascade stored,
+superseded ones included) is what :mod:`loadtest.locomo_worker` reads back
+from Redis for the same code. The candidates are more: a review question the
+reader asks about a slot it could not read is a candidate that becomes a
+review item, not a fact, and a candidate that restates a held value is a
+NOOP; both are counted apart.
 """
 
 from __future__ import annotations
@@ -56,6 +63,8 @@ class Extraction:
 class Summary:
     turns: int
     facts: int
+    questions: int
+    written: int
     in_slots: int
     erase_commands: int
     decisions: dict[str, int]
@@ -82,8 +91,8 @@ def _observation(turn: Turn) -> Observation:
 
 async def replay(turns: Sequence[Turn]) -> Summary:
     schema = AttributeSchema.load()
-    extractor = RulesExtractor(schema)
     embedder = embedder_named("minilm")
+    extractor = RulesExtractor(schema, embedder)  # what an offline worker runs
     facts = InMemoryFacts()
     vectors = InMemoryVectors(embedder.embed)
     cascade = Cascade(
@@ -98,7 +107,7 @@ async def replay(turns: Sequence[Turn]) -> Summary:
     decisions: Counter[str] = Counter()
     per_attribute: Counter[str] = Counter()
     extractions: list[Extraction] = []
-    erase = 0
+    erase = questions = 0
     for turn in turns:
         observation = _observation(turn)
         for record in await extractor.extract(observation):
@@ -110,6 +119,9 @@ async def replay(turns: Sequence[Turn]) -> Summary:
             facts.apply(resolution)
             vectors.apply(resolution)
             decisions[resolution.decision.value] += 1
+            if record.question is not None:
+                questions += 1  # a review item for a human, not a fact
+                continue
             per_attribute[record.attribute or "(free text)"] += 1
             extractions.append(
                 Extraction(
@@ -127,6 +139,8 @@ async def replay(turns: Sequence[Turn]) -> Summary:
     return Summary(
         len(turns),
         len(extractions),
+        questions,
+        len(facts.facts),
         in_slots,
         erase,
         dict(decisions),
@@ -147,6 +161,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(
         f"turns {summary.turns}  facts {summary.facts} ({summary.facts_per_turn:.3f}/turn)  "
         f"in slots {summary.in_slots} ({summary.in_slots / max(summary.facts, 1):.0%})  "
+        f"written {summary.written}  review questions {summary.questions}  "
         f"supersessions {summary.decisions.get('SUPERSEDE', 0)}  "
         f"erase commands {summary.erase_commands}"
     )

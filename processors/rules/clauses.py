@@ -44,6 +44,8 @@ _CLAUSE_BREAK = re.compile(
     r"(?=(?:i|i'm|i've|i'll|my|we|we're|we've|our|please|you\s+can\s+call|call\s+me|it|it's|"
     r"that|that's|this|he|she|they|you)\b)"
     r"|,\s+(?=(?:i|i'm|i've|my|we|our)\b)|,?\s+but\s+"
+    # "I'm allergic to sesame, so no bagels": a consequence after a comma is a clause of its own.
+    r"|,\s+so\s+"
     # "…worth it now that I'm a head chef": the reason is a statement too.
     r"|,?\s+now\s+that\s+(?=(?:i|i'm|i've|we|we're|we've)\b)"
     r"|,?\s+and\s+(?=(?:on|from|next|this)\s+\w+\s+(?:i|i'm|i'll|we)\b)"
@@ -129,10 +131,13 @@ def split_clauses(text: str, *, cased: bool | None = None) -> Iterator[Clause]:
         sentence = _strip_fillers(raw_sentence.strip())
         if not sentence or sentence.endswith("?") or _QUESTION_START.match(sentence):
             continue
-        if _CONDITIONAL.search(sentence):
-            continue
         carried = ""
         for raw_clause in _CLAUSE_BREAK.split(_LEADING_REASON.sub(r"\g<said>; ", sentence)):
+            # A condition governs its own clause and what follows it ("if I get the job,
+            # I'll move"); a statement before it stands ("I'm allergic to sesame, so I
+            # check labels if I can").
+            if _CONDITIONAL.search(raw_clause):
+                break
             clause = _strip_fillers(raw_clause.strip()).rstrip(" .!,;:")
             if _TIME_ONLY.match(clause):  # "Yesterday, I moved…": the time belongs to what follows
                 carried = clause

@@ -45,6 +45,13 @@ _DANGLING = re.compile(
     r"\b(?:and|or|but|so|because|then|like|as|than|that)$",
     re.IGNORECASE,
 )
+# "I ran my first 10k and wow, was I tired": the cut at the comma leaves an exclamation.
+_INTERJECTED = re.compile(
+    r"\s+(?:and|but|so)\s+(?:wow|whoa|oh|omg|boy|man|gosh|yeah|yes|well|honestly|seriously)"
+    # …or before the time phrase moved after it ("… and wow last night").
+    r"(?=$|\s+(?:last|yesterday|today|tonight|this|recently|earlier|on|in|a|\d+)\b)",
+    re.IGNORECASE,
+)
 # "I lost my job": an event with nothing but "my job" after the verb, and still news.
 _JOB_END = re.compile(rf"^I{ADVERBS}\s+(?:lost|left|quit)\s+my\s+job\b", re.IGNORECASE)
 _HAD_OBJECTS = re.compile(r"^\s+(?:surgery|an?\s+(?:\w+\s+)?(?:baby|surgery|operation|accident))\b")
@@ -57,7 +64,7 @@ def read_free_text(clause: Clause) -> list[Finding]:
         if plain(favourite["rest"], limit=8):
             return [Finding(None, None, third_person(clause.text), FREE_TEXT)]
         return []
-    event = _TAIL_CUT.split(clause.text, maxsplit=1)[0]
+    event = _INTERJECTED.sub("", _TAIL_CUT.split(clause.text, maxsplit=1)[0])
     found = _EVENT.match(event)
     if found is None or not _event_verb(found["aux"], found["verb"], found["rest"]):
         return []

@@ -151,6 +151,8 @@ def test_a_pastime_with_a_day_named_is_a_plan() -> None:
         ("I started sea swimming two years ago", "User started sea swimming in 2024."),
         ("Lately, I've been getting into opera", "User has been getting into opera."),
         ("Since I sold my car, I cycle everywhere", "User sold their car."),
+        ("I ran my first 10k and wow, was I tired", "User ran their first 10k."),
+        ("Last night I baked bread and wow, it rose", "User baked bread on March 13, 2026."),
     ],
 )
 def test_what_the_speaker_is_doing_these_days(text: str, expected: str) -> None:
@@ -177,3 +179,21 @@ def test_a_reason_after_now_that_is_read() -> None:
     assert ("job_title", "head chef") in slots(
         "All those late nights paid off now that I'm a head chef- feels unreal"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "I'm allergic to sesame, so who knows if I'll ever try that bagel",
+            {("allergies", "sesame")},
+        ),
+        ("I work at Brightline, but I wonder if I should leave", {("employer", "Brightline")}),
+        ("If I get the offer, I'll work at Brightline", set()),
+        ("I'm vegan, unless you count the odd fish", set()),
+    ],
+)
+def test_a_condition_governs_its_clause_and_what_follows(
+    text: str, expected: set[tuple[str, str]]
+) -> None:
+    assert slots(text) == expected

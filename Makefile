@@ -19,7 +19,7 @@ setup:  ## install redis-server (if missing), the package with its test tools, t
 		DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver; }
 	@# The HTTP read API's benchmark (python -m slotwise.loadtest.api) drives it with wrk.
 	command -v wrk >/dev/null || { apt-get update && apt-get install -y wrk; }
-	$(PYTHON) -m pip install -e '.[test,onnx]'  # test brings every role's extras ([all])
+	$(PYTHON) -m pip install -e '.[test]'  # test brings every role's extras ([all])
 	@# promtool checks and unit-tests the alert rules (tests/deploy/): built once from the
 	@# Prometheus module; tests/deploy/ finds it on PATH or in Go's bin folder. remove_all_sd
 	@# leaves out the service-discovery plugins (cloud SDKs) that checking rules never uses:

@@ -193,7 +193,10 @@ def _world(config: WorldConfig, cache_dir: Path) -> tuple[datetime, list[Fact], 
 
 
 def run(config: WorldConfig, policy: ForgetPolicy, workdir: Path, json_dir: Path) -> dict[str, Any]:
-    from slotwise.models.embedders import embedder_named  # noqa: PLC0415 - loads the model
+    from slotwise.models.embedders import (  # noqa: PLC0415 - loads the model
+        DEFAULT_EMBEDDER,
+        embedder_named,
+    )
 
     settings = Settings()
     started = time.monotonic()
@@ -210,7 +213,8 @@ def run(config: WorldConfig, policy: ForgetPolicy, workdir: Path, json_dir: Path
         "SLOTWISE_FORGET_HALF_LIVES": json.dumps(FREE_TEXT_HALF_LIVES),
         "SLOTWISE_FORGET_THRESHOLD": str(policy.threshold),
     }
-    embedder = embedder_named(settings.embedder)
+    # The bench's store is new: its worker embeds with the setting, else a new store's default.
+    embedder = embedder_named(settings.embedder or DEFAULT_EMBEDDER)
     with Bench(settings, workdir) as bench:
         began = time.monotonic()
         asyncio.run(_load(bench, embedder, facts, _accesses(reads, end)))

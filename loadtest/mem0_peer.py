@@ -47,7 +47,7 @@ from slotwise.loadtest.fake_anthropic import FakeAnthropic, Reply, Text, default
 from slotwise.loadtest.generator import Slot, WorkloadConfig, generate
 from slotwise.loadtest.results import Figure, print_summary, write_result
 from slotwise.loadtest.tally import Tally, contradictory_slots, tallied
-from slotwise.models.embedders import embedder_named
+from slotwise.models.embedders import DEFAULT_EMBEDDER, embedder_named
 from slotwise.processors.ports import Embedder
 from slotwise.processors.schema import AttributeSchema
 from slotwise.streams.config import Settings
@@ -304,7 +304,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     tally = Tally()
     config = WorkloadConfig(subjects=args.subjects, count=args.count, seed=args.seed)
     observations = [w.observation() for w in tallied(generate(config, schema), schema, tally)]
-    embedder = embedder_named(Settings().embedder)
+    embedder = embedder_named(Settings().embedder or DEFAULT_EMBEDDER)
     with ExitStack() as stack:
         base_url = args.base_url
         if base_url is None:

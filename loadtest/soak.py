@@ -108,9 +108,13 @@ def _probes(config: WorkloadConfig, n: int) -> list[tuple[str, str]]:
 
 
 def _embedder(settings: Settings) -> Embedder:
-    from slotwise.models.embedders import embedder_named  # noqa: PLC0415 -- loads the model: soak only
+    from slotwise.models.embedders import (  # noqa: PLC0415 -- loads the model: soak only
+        DEFAULT_EMBEDDER,
+        embedder_named,
+    )
 
-    return embedder_named(settings.embedder)
+    # The bench's store is new: its worker embeds with the setting, else a new store's default.
+    return embedder_named(settings.embedder or DEFAULT_EMBEDDER)
 
 
 def _search_latency(

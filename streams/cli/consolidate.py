@@ -21,7 +21,6 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from slotwise.models.embedders import embedder_named
 from slotwise.models.llm import ModelClient
 from slotwise.processors.schema import AttributeSchema
 from slotwise.sinks.redis.provenance import RedisProvenance
@@ -32,6 +31,7 @@ from slotwise.streams.commands.log import CommandPublisher
 from slotwise.streams.config import Settings
 from slotwise.streams.passes.consolidate import ConsolidationPass, PassConfig
 from slotwise.streams.passes.reslot import ReslotPass
+from slotwise.streams.read.embedder_choice import configured_embedder
 from slotwise.streams.read.store import open_store
 from slotwise.streams.wiring.app import model_client
 from slotwise.streams.wiring.background import pass_models
@@ -134,7 +134,7 @@ def consolidate(  # noqa: PLR0917 - typer reads its options from the parameters
                 store,
                 provenance=provenance,
                 reviews=RedisReviews(store, prefix=prefix),
-                embedder=embedder_named(settings.embedder),
+                embedder=await asyncio.to_thread(configured_embedder, settings),
                 matcher=models.matcher,
                 rederiver=models.rederiver,
                 publish=publish,

@@ -30,7 +30,7 @@ from typing import Annotated
 import typer
 from pymilvus import MilvusClient
 
-from slotwise.models.embedders import embedder_named
+from slotwise.models.embedders import DEFAULT_EMBEDDER, embedder_named
 from slotwise.processors.drift_adapter import KINDS, AdapterKind, DriftAdapter, fit_adapter
 from slotwise.processors.ports import Embedder
 from slotwise.sinks.redis.adapters import AdapterStore
@@ -81,7 +81,7 @@ def _counted(client: MilvusClient, settings: Settings) -> Census:
 
 
 def _new_embedder(settings: Settings, target: str) -> Embedder:
-    embedder = embedder_named(settings.embedder)
+    embedder = embedder_named(settings.embedder or DEFAULT_EMBEDDER)
     if embedder.model_name == target:
         raise MigrationError(
             f"the collection is already {target}: set SLOTWISE_EMBEDDER to the new model"
@@ -175,7 +175,7 @@ def validate(
                 f"{counted.collection} is {counted.model}"
             )
         pairs = stored_pairs(client, counted.collection, counted.model, ids)
-        embedder = embedder_named(settings.embedder)
+        embedder = embedder_named(settings.embedder or DEFAULT_EMBEDDER)
         if embedder.model_name != adapter.source_model:
             raise MigrationError(
                 f"{adapter.stamp} maps {adapter.source_model} queries; SLOTWISE_EMBEDDER "

@@ -44,6 +44,7 @@ from slotwise.streams.cli.migrate_io import milvus, out, progress, refusals
 from slotwise.streams.config import Settings
 from slotwise.streams.migration.adapter_fit import MigrationError, alias_collection
 from slotwise.streams.migration.dual_index import backfill_batch, count, old_pages, shadow_queries
+from slotwise.streams.read.embedder_choice import spec_for_stored
 
 __all__ = ["backfill", "finish", "rollback", "show", "start", "switch", "validate"]
 
@@ -86,7 +87,9 @@ def start(
     source: Annotated[
         str | None,
         typer.Option(
-            "--from", help="The old model's embedder setting (default SLOTWISE_EMBEDDER)."
+            "--from",
+            help="The old model's embedder setting (default SLOTWISE_EMBEDDER, else the "
+            "built-in one the collection's stamp names).",
         ),
     ] = None,
 ) -> None:
@@ -98,7 +101,7 @@ def start(
         new_embedder = embedder_named(to)
         if new_embedder.model_name == old_model:
             raise MigrationError(f"{old} is already {old_model}")
-        from_spec = source or settings.embedder
+        from_spec = source or settings.embedder or spec_for_stored(old_model, settings.milvus_alias)
         _embedder(from_spec, old_model)  # the workers will need it to write the old collection
         planned = Migration(
             step="dual-writing",

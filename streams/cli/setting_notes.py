@@ -42,7 +42,6 @@ NOTES: dict[str, str] = {
     "SLOTWISE_LLM_MAX_CONCURRENCY": "Model calls in flight per process.",
     "SLOTWISE_LLM_TIMEOUT_S": "One model call's timeout, in seconds.",
     "SLOTWISE_LLM_MAX_RETRIES": "Retries of a failed model call before it counts as failed.",
-    "SLOTWISE_EMBEDDER": "minilm, st:<folder> or openai:<model>[:<dimension>].",
     "SLOTWISE_TOP_K": "How many of the subject's nearest facts the vector fetch compares.",
     "SLOTWISE_VECTOR_FLOOR": "Below this cosine a neighbour is not asked about.",
     "SLOTWISE_REVIEW_SIMILARITY": "Offline, pairs at or above this cosine go to review.",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from slotwise.models.embedders import embedder_named
+from slotwise.models.embedders import DEFAULT_EMBEDDER, embedder_named
 from slotwise.processors.extract import RulesExtractor
 from slotwise.processors.schema import AttributeSchema
 from slotwise.processors.slot_match import OfflineSlotMatcher
@@ -15,10 +15,11 @@ __all__ = ["configured_stages"]
 def configured_stages(settings: Settings) -> Stages:
     """The rules extractor and the NONE matcher offline; the model's when a key is set.
 
-    The vector sweep always uses MiniLM: it is the floor the offline default ships.
+    The embedder is the one a new store starts with (``SLOTWISE_EMBEDDER``, else the
+    default): the evaluation has no store of its own to follow.
     """
     schema = AttributeSchema.load()
-    embedder = embedder_named("minilm")
+    embedder = embedder_named(settings.embedder or DEFAULT_EMBEDDER)
     if settings.offline:
         return Stages(
             schema=schema,
@@ -26,7 +27,7 @@ def configured_stages(settings: Settings) -> Stages:
             matcher=OfflineSlotMatcher(settings.review_similarity),
             matcher_label="offline",
             embedder=embedder,
-            description="offline (rules extractor, NONE matcher, MiniLM)",
+            description=f"offline (rules extractor, NONE matcher, {embedder.model_name})",
         )
     from slotwise.models.extractor import AnthropicExtractor  # noqa: PLC0415 - the SDK loads only here
     from slotwise.models.slot_matcher import AnthropicSlotMatcher  # noqa: PLC0415

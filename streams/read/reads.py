@@ -325,6 +325,6 @@ class Reads:
 
 def _embedder(settings: Settings) -> Embedder:
     """The worker's embedder, imported only now."""
-    from slotwise.models.embedders import embedder_named  # noqa: PLC0415 - kept off import
+    from slotwise.streams.read.embedder_choice import configured_embedder  # noqa: PLC0415 - kept off import
 
-    return embedder_named(settings.embedder)
+    return configured_embedder(settings)

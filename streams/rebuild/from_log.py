@@ -29,7 +29,6 @@ from datetime import UTC, datetime
 
 from confluent_kafka import Consumer, KafkaError, Message, TopicPartition
 
-from slotwise.models.embedders import embedder_named
 from slotwise.processors.resolve import vector_row
 from slotwise.sinks.milvus.erasure import MilvusErasure
 from slotwise.sinks.milvus.index import MilvusIndex
@@ -37,6 +36,7 @@ from slotwise.sinks.milvus.tiers import MilvusTiers
 from slotwise.sinks.redis.rebuild import RedisRebuild
 from slotwise.sinks.redis.store import RedisStore
 from slotwise.streams.config import Settings
+from slotwise.streams.read.embedder_choice import configured_embedder
 from slotwise.streams.read.store import open_store
 from slotwise.topics.codec import decode_record
 from slotwise.topics.exceptions import SlotwiseError
@@ -162,7 +162,7 @@ async def open_rebuild_stores(settings: Settings, stack: AsyncExitStack) -> Rebu
     token = settings.milvus_token.get_secret_value() if settings.milvus_token else None
     store = open_store(settings)
     stack.push_async_callback(store.close)
-    embedder = embedder_named(settings.embedder)
+    embedder = await asyncio.to_thread(configured_embedder, settings)
     index = MilvusIndex(
         settings.milvus_uri,
         embedder,

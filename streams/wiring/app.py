@@ -10,7 +10,7 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from datetime import timedelta
 
-from slotwise.models.embedders import MiniLMEmbedder, embedder_named
+from slotwise.models.embedders import MINILM_MODELS
 from slotwise.models.extractor import AnthropicExtractor
 from slotwise.models.llm import ModelClient
 from slotwise.models.slot_matcher import AnthropicSlotMatcher
@@ -29,6 +29,7 @@ from slotwise.streams.commands.erase import open_erasure
 from slotwise.streams.commands.forget import open_forgetting
 from slotwise.streams.commands.registry import CommandDeps, command_handlers
 from slotwise.streams.config import ModelSettings, Settings
+from slotwise.streams.read.embedder_choice import configured_embedder
 from slotwise.streams.read.store import open_store
 from slotwise.streams.read.vector_space import open_fact_index
 from slotwise.streams.runtime import clock
@@ -117,12 +118,18 @@ async def open_services(settings: Settings, stack: AsyncExitStack) -> Services:
     store = open_store(settings)
     stack.push_async_callback(store.close)
     background = open_background(settings, store)
-    embedder = embedder_named(settings.embedder)
+    embedder = await asyncio.to_thread(configured_embedder, settings)  # a model loads: seconds
+    log.info(
+        "embedding with %s (SLOTWISE_EMBEDDER %s)",
+        embedder.model_name,
+        settings.embedder or "unset: the store's model, or a new store's default",
+    )
     index = await open_fact_index(settings, store, embedder)
     stack.push_async_callback(index.close)
     await index.setup()
-    # The classifier's threshold is calibrated on MiniLM: another model runs the rules alone.
-    minilm = embedder if embedder.model_name == MiniLMEmbedder.model_name else None
+    # The classifier's threshold is calibrated on MiniLM (either precision): another model
+    # runs the rules alone.
+    minilm = embedder if embedder.model_name in MINILM_MODELS else None
     extractor, matcher = _models(settings, schema, stack, minilm)
     forgetting = open_forgetting(
         settings, store, index, embedder, schema, stack=stack, now=clock.now

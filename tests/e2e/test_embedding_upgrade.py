@@ -1,6 +1,7 @@
 """An embedding upgrade through real worker processes and the real CLI.
 
-The "new model" is the MiniLM folder under another name, loaded by path
+The store is built by a worker on the default embedder (no setting: a new store's
+model). The "new model" is the MiniLM folder under another name, loaded by path
 (``SLOTWISE_EMBEDDER=st:<folder>``): another stamp, so slotwise must treat it
 as another model, with no second download. A worker on it is refused by the
 old model's collection; after ``migrate adapter fit``, ``validate`` and
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 from pymilvus import MilvusClient
 
-from slotwise.models.embedders import MiniLMEmbedder, minilm_model_dir
+from slotwise.models.embedders import DEFAULT_MODEL, minilm_model_dir
 from slotwise.topics.records import CandidateFact
 from tests.e2e.harness import Pipeline, store_call
 
@@ -86,7 +87,7 @@ def test_a_worker_on_a_new_model_is_refused_until_an_adapter_bridges_it(
     refused = pipeline.worker(instance="new-refused")
     assert refused.process is not None and refused.process.wait(120) != 0
     (refusal,) = [line for line in refused.log_tail(200).splitlines() if "refused to start" in line]
-    assert f"embedded with {MiniLMEmbedder.model_name}, but queries" in refusal
+    assert f"embedded with {DEFAULT_MODEL}, but queries" in refusal  # a new store's default
     assert "queries are embedded with all-MiniLM-L6-v2-renamed" in refusal
     assert "Traceback" not in refused.log_tail(200)
 
@@ -108,4 +109,4 @@ def test_a_worker_on_a_new_model_is_refused_until_an_adapter_bridges_it(
     assert store_call(pipeline, "applied", subject, trip.candidate_id) is not None
     stamps = _stamps(pipeline, subject)
     assert stamps[trip.text] == stamp
-    assert {stamps[c.text] for c in stored} == {MiniLMEmbedder.model_name}
+    assert {stamps[c.text] for c in stored} == {DEFAULT_MODEL}

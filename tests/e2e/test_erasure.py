@@ -20,8 +20,14 @@ import redis
 from confluent_kafka import Producer
 from pymilvus import MilvusClient
 
+from slotwise.models.embedders import DEFAULT_MODEL
 from slotwise.processors.resolve import fact_id_for
-from slotwise.sinks.milvus.collections import GRPC_OPTIONS, create_collection, subject_collections
+from slotwise.sinks.milvus.collections import (
+    GRPC_OPTIONS,
+    cold_collection_name,
+    create_collection,
+    subject_collections,
+)
 from slotwise.sinks.milvus.engine import write_rows
 from slotwise.topics.codec import decode_record, encode_record
 from slotwise.topics.records import (
@@ -142,9 +148,10 @@ def extra_collections(pipeline: Pipeline, rows: dict[str, list[str]]) -> tuple[s
     nothing tells the worker about them."""
     prefix = pipeline.deployment.milvus_collection_prefix
     client = MilvusClient(uri=pipeline.settings.milvus_uri, grpc_options=GRPC_OPTIONS)
-    cold, newer = f"{prefix}_cold_all_minilm_l6_v2", f"{prefix}_next_model_v2_20991231"
+    # The cold tier is the worker's model's (a new store's default); the newer model is not.
+    cold, newer = cold_collection_name(prefix, DEFAULT_MODEL), f"{prefix}_next_model_v2_20991231"
     try:
-        for name, model, dim in ((cold, "all-MiniLM-L6-v2", 384), (newer, "next-model-v2", 8)):
+        for name, model, dim in ((cold, DEFAULT_MODEL, 384), (newer, "next-model-v2", 8)):
             if not client.has_collection(name):
                 create_collection(client, name, model=model, dimension=dim, timeout_s=30)
             client.load_collection(name)

@@ -27,6 +27,7 @@ import pytest
 import redis
 from pymilvus import MilvusClient
 
+from slotwise.models.embedders import DEFAULT_MODEL
 from slotwise.processors.forgetting import ForgetPolicy
 from slotwise.processors.resolve import fact_id_for
 from slotwise.sinks.milvus.collections import READ_CONSISTENCY, cold_collection_name
@@ -39,7 +40,8 @@ from tests.e2e.harness import Pipeline, assert_same_state, redis_state, store_ca
 
 pytestmark = [pytest.mark.kafka, pytest.mark.redis, pytest.mark.milvus]
 
-MODEL = "all-MiniLM-L6-v2"
+# The worker embeds with a new store's default model: its cold tier is that model's.
+MODEL = DEFAULT_MODEL
 # Free text of these categories decays like events in these tests.
 ENV = {"SLOTWISE_FORGET_HALF_LIVES": json.dumps({"travel": 30, "hobby": 30})}
 

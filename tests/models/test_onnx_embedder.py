@@ -10,6 +10,9 @@ import pytest
 
 from slotwise.loadtest.embedder_compare import recall_at
 from slotwise.models.embedders import (
+    DEFAULT_EMBEDDER,
+    DEFAULT_MODEL,
+    MINILM_MODELS,
     CachedEmbedder,
     MiniLMEmbedder,
     OnnxMiniLMEmbedder,
@@ -50,12 +53,15 @@ def test_a_text_embeds_the_same_alone_or_in_a_padded_batch(onnx: OnnxMiniLMEmbed
     assert np.allclose(batch, alone, atol=1e-4)
 
 
-def test_it_is_a_model_version_of_its_own() -> None:
-    # Its vectors are not candle's: a store moves to it by migration, never silently.
-    chosen = embedder_named("minilm-onnx")
+def test_it_is_a_model_version_of_its_own_and_a_new_stores_default() -> None:
+    # Its vectors are not candle's: a candle store moves to it by migration, never silently.
+    chosen = embedder_named(DEFAULT_EMBEDDER)
     assert isinstance(chosen, CachedEmbedder)
-    assert chosen.model_name == "all-MiniLM-L6-v2-onnx-int8" != MiniLMEmbedder.model_name
-    assert embedder_named("minilm").model_name == MiniLMEmbedder.model_name  # still the default
+    assert chosen.model_name == DEFAULT_MODEL == "all-MiniLM-L6-v2-onnx-int8"
+    assert DEFAULT_MODEL != MiniLMEmbedder.model_name
+    assert embedder_named("minilm").model_name == MiniLMEmbedder.model_name
+    # Both precisions are the model the attribute classifier was calibrated on.
+    assert {DEFAULT_MODEL, MiniLMEmbedder.model_name} == MINILM_MODELS
 
 
 def test_a_model_file_that_will_not_load_is_unavailable(tmp_path: Path) -> None:

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from slotwise.models.embedders import embedder_named
 from slotwise.processors.model import VectorRow
 from slotwise.sinks.kafka.admin import ensure_topics
 from slotwise.sinks.milvus.index import MilvusIndex
 from slotwise.streams.config import Settings
 from slotwise.streams.dev.testing import WorkerProcess, drop_deployment
+from slotwise.streams.read.embedder_choice import configured_embedder
 from tests.streams.api.server import Seeded, ServerThread, deployment, fact
 
 TOKEN = "s3cret-token"
@@ -31,7 +31,7 @@ def _index(settings: Settings, seeded: Seeded) -> None:
     async def run() -> None:
         index = MilvusIndex(
             settings.milvus_uri,
-            embedder_named(settings.embedder),
+            configured_embedder(settings),  # as `serve` will: the store's, else the default
             alias=settings.milvus_alias,
             prefix=settings.milvus_collection_prefix,
         )

@@ -46,6 +46,7 @@ subject's key pattern match another's.
 
 from __future__ import annotations
 
+import functools
 from urllib.parse import quote, unquote
 
 __all__ = [
@@ -110,6 +111,13 @@ _SAFE = "!$&'()+,-./:;=@_~"
 _GLOB = str.maketrans({c: "\\" + c for c in "*?[]\\"})
 
 
+# Every key a candidate touches is built from its subject's tag, a dozen a candidate;
+# percent-encoding the id each time was 0.6 % of the exact path's worker CPU.
+@functools.lru_cache(maxsize=4096)
+def _quoted(subject_id: str) -> str:
+    return quote(subject_id, safe=_SAFE)
+
+
 def slot_field(attribute: str | None) -> str:
     """The slot of a fact of ``attribute`` (None: the unslotted facts), as the indexes name it."""
     if attribute is None:
@@ -133,7 +141,7 @@ class KeyLayout:
 
     def tag(self, subject_id: str) -> str:
         """``<prefix>:{<subject>}``: what every key of the subject starts with."""
-        return f"{self.prefix}:{{{quote(subject_id, safe=_SAFE)}}}"
+        return f"{self.prefix}:{{{_quoted(subject_id)}}}"
 
     def key(self, subject_id: str, kind: str) -> str:
         return f"{self.tag(subject_id)}:{kind}"

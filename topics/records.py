@@ -30,6 +30,7 @@ __all__ = [
     "ErasureCheck",
     "Fact",
     "FactStatus",
+    "IncumbentMatch",
     "Observation",
     "Record",
     "RetainedCopy",
@@ -143,6 +144,21 @@ class Observation(_Record):
     metadata: Metadata = Field(default_factory=dict)
 
 
+class IncumbentMatch(_Record):
+    """Which stored fact extraction found a free-text candidate to restate, update or
+    contradict, answered in the extraction call itself.
+
+    ``fact_id`` is the incumbent it named, or None for none of ``considered``: the
+    subject's current facts the extraction was shown, and the facts of the other
+    candidates of the same turn. The worker uses the answer instead of asking the
+    slot-match question only while every current neighbour of the candidate is among
+    ``considered`` and a named incumbent is still one of them; otherwise it asks.
+    """
+
+    fact_id: str | None = None
+    considered: Ids = ()
+
+
 class CandidateFact(_Record):
     """A fact about the subject proposed for the store, from extraction or an importer.
 
@@ -179,6 +195,9 @@ class CandidateFact(_Record):
     # whose new value it cannot read. Such a candidate is never stored: the write path
     # opens an ``ambiguous`` review item (optional; added later).
     question: str | None = None
+    # Extraction already answered the slot question (optional; added later; absent, the
+    # candidate takes the vector fetch and slot-match question as it always did).
+    incumbent_match: IncumbentMatch | None = None
 
     @property
     def effective_valid_from(self) -> datetime:

@@ -10,7 +10,8 @@ work it would do against a real model:
 * ``answer_slot`` — the number of a neighbour whose text is the candidate's own
   (a re-mention of the same fact), otherwise NONE: the free-text tail records
   events ("User visited Kyoto in March."), and two different events never fill
-  one slot.
+  one slot. An extraction request that lists the stored memories gets the same
+  answer for each fact, as its ``incumbent``.
 
 Start it in its own process, as a remote model would be::
 
@@ -53,6 +54,8 @@ _NUMBERED = re.compile(
 )
 _CANDIDATE = re.compile(r'Candidate observation about the user:\n  "(?P<text>.*?)"\n\n', re.DOTALL)
 _LISTED = re.compile(r"^  (?P<number>\d+)\. (?P<text>.*)$", re.MULTILINE)
+# The stored memories an extraction request lists first (models/incumbents.py).
+_STORED = re.compile(r"\AMemories already stored about the user:\n(?P<listing>.*?\n)\n", re.DOTALL)
 
 
 @cache
@@ -77,21 +80,26 @@ def extraction_reply(request: dict[str, Any]) -> Reply:
     answer is the same however many turns shared its call.
     """
     question = _user_text(request)
+    stored = _STORED.match(question)
+    if stored is not None:
+        question = question[stored.end() :]
     numbered = list(_NUMBERED.finditer(question))
+    facts: list[dict[str, Any]] = []
+    erase: list[dict[str, Any]] = []
     if numbered:
-        facts: list[dict[str, Any]] = []
-        erase: list[dict[str, Any]] = []
         for turn in numbered:
             said = json.loads(turn["text"])
             found, forgotten = _read(turn["at"], turn["speaker"], said)
             number = {"turn": int(turn["number"])}
             facts += [{**item, **number} for item in found]
             erase += [{**item, **number} for item in forgotten]
-        return ToolUse({"facts": facts, "erase": erase} if erase else {"facts": facts})
-    single = _RENDERED.search(question)
-    if single is None:
-        return ToolUse({"facts": []})
-    facts, erase = _read(single["at"], single["speaker"], single["text"])
+    elif (single := _RENDERED.search(question)) is not None:
+        facts, erase = _read(single["at"], single["speaker"], single["text"])
+    if stored is not None:
+        facts = [
+            {**item, "incumbent": _same_fact(item["text"], stored["listing"]) or "NONE"}
+            for item in facts
+        ]
     return ToolUse({"facts": facts, "erase": erase} if erase else {"facts": facts})
 
 
@@ -133,11 +141,20 @@ def slot_reply(request: dict[str, Any]) -> Reply:
     question = _user_text(request)
     candidate = _CANDIDATE.search(question)
     if candidate is not None:
-        wanted = candidate["text"].strip().casefold()
-        for listed in _LISTED.finditer(question):
-            if listed["text"].strip().casefold() == wanted:
-                return ToolUse({"memory": int(listed["number"])})
+        listing = question[candidate.end() :]
+        number = _same_fact(candidate["text"], listing)
+        if number is not None:
+            return ToolUse({"memory": number})
     return ToolUse({"memory": "NONE"})
+
+
+def _same_fact(text: str, listing: str) -> int | None:
+    """The number of the listed memory that states ``text``'s own fact (the same words)."""
+    wanted = text.strip().casefold()
+    for listed in _LISTED.finditer(listing):
+        if listed["text"].strip().casefold() == wanted:
+            return int(listed["number"])
+    return None
 
 
 def bench(request: dict[str, Any]) -> Reply:

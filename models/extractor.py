@@ -5,7 +5,9 @@ The fixed part of the prompt is the prefix every model call shares
 (:mod:`models.prompt`: instructions, the attribute vocabulary, the tools),
 cached; the per-call part is the observation's time, speaker and text, or
 several turns', numbered. Each turn's records carry its own observation id,
-time and source, whichever call read it.
+time and source, whichever call read it. Given the subject's store, the per-call
+part opens with the subject's current facts, and each free-text fact carries
+extraction's answer to its slot question (:mod:`models.incumbents`).
 
 The tool's output is validated item by item, because one bad item should not
 cost the others:
@@ -35,6 +37,7 @@ from pydantic import ValidationError
 
 from slotwise.models.exceptions import MalformedOutput
 from slotwise.models.forced_tool import ForcedTool, ToolAnswer
+from slotwise.models.incumbents import Incumbency, Incumbents, Listed
 from slotwise.models.llm import ModelClient
 from slotwise.models.prompt import (
     MAX_FACTS,
@@ -45,6 +48,7 @@ from slotwise.models.prompt import (
     system_prompt,
 )
 from slotwise.processors.model import stable_id
+from slotwise.processors.resolve import fact_id_for
 from slotwise.processors.schema import AttributeSchema
 from slotwise.topics.records import CandidateFact, Command, Observation
 
@@ -69,12 +73,22 @@ FACT_ITEMS = Counter(
 
 
 class AnthropicExtractor:
-    """The :class:`~processors.ports.Extractor` backed by the model."""
+    """The :class:`~processors.ports.Extractor` backed by the model.
+
+    With an ``incumbency``, a call lists the subject's facts it names and answers
+    each free-text fact's slot question; without, the cascade asks it.
+    """
 
     def __init__(
-        self, client: ModelClient, schema: AttributeSchema, *, max_tokens: int = 1024
+        self,
+        client: ModelClient,
+        schema: AttributeSchema,
+        *,
+        max_tokens: int = 1024,
+        incumbency: Incumbency | None = None,
     ) -> None:
         self._schema = schema
+        self._incumbency = incumbency
         self._ask = ForcedTool(
             client,
             kind=PURPOSE,
@@ -98,33 +112,62 @@ class AnthropicExtractor:
         spoken = [i for i, o in enumerate(observations) if o.text.strip()]
         if len(spoken) > MAX_TURNS:
             raise ValueError(f"{len(spoken)} turns in one call; at most {MAX_TURNS}")
+        if self._incumbency is None:
+            return await self._turns(observations, spoken, None)
+        async with self._incumbency.extraction([observations[i] for i in spoken]) as listed:
+            found = await self._turns(observations, spoken, listed)
+            for observation, records in zip(observations, found, strict=True):
+                facts = [
+                    Listed(fact_id_for(r), r.text) for r in records if isinstance(r, CandidateFact)
+                ]
+                self._incumbency.emitted(observation.subject_id, facts)
+            return found
+
+    async def _turns(
+        self, observations: Sequence[Observation], spoken: list[int], listed: Incumbents | None
+    ) -> list[list[CandidateFact | Command]]:
         answers: dict[int, tuple[list[Any], list[Any]]] = {}
+        context = listed.render() if listed is not None else ""
         if len(spoken) == 1:
-            answers[spoken[0]] = await self._facts(_render(observations[spoken[0]]))
+            answers[spoken[0]] = await self._facts(_render(observations[spoken[0]]), context)
         elif spoken:
             question = render_turns([observations[i] for i in spoken])
-            items, erase = await self._facts(question, len(spoken))
+            items, erase = await self._facts(question, context, len(spoken))
             answers = dict(zip(spoken, _by_turn(len(spoken), items, erase), strict=True))
-        return [self._records(o, *answers.get(i, ([], []))) for i, o in enumerate(observations)]
+        return [
+            self._records(o, *answers.get(i, ([], [])), listed) for i, o in enumerate(observations)
+        ]
 
     def _records(
-        self, observation: Observation, items: list[Any], erase: list[Any]
+        self,
+        observation: Observation,
+        items: list[Any],
+        erase: list[Any],
+        listed: Incumbents | None,
     ) -> list[CandidateFact | Command]:
         commands = erase_commands(observation, erase, self._schema)
         if commands:
             return list(commands)  # a request of the memory is never also a new fact
         if len(items) > MAX_FACTS:
             FACT_ITEMS.labels("dropped").inc(len(items) - MAX_FACTS)
-        candidates = (
-            self._candidate(observation, i, item) for i, item in enumerate(items[:MAX_FACTS])
-        )
-        return [c for c in candidates if c is not None]
+        found = [
+            (candidate, item)
+            for i, item in enumerate(items[:MAX_FACTS])
+            if (candidate := self._candidate(observation, i, item)) is not None
+        ]
+        if listed is None:
+            return [candidate for candidate, _ in found]
+        turn = [fact_id_for(candidate) for candidate, _ in found]
+        return [_matched(candidate, item, listed, turn) for candidate, item in found]
 
-    async def _facts(self, question: str, turns: int = 1) -> tuple[list[Any], list[Any]]:
+    async def _facts(
+        self, question: str, context: str, turns: int = 1
+    ) -> tuple[list[Any], list[Any]]:
         malformed_retries = 1
         while True:
             try:
-                return self._facts_list(await self._ask.ask(question, answers=turns))
+                answer = await self._ask.ask(question, answers=turns, context=context)
+                return self._facts_list(answer)
             except MalformedOutput:
                 if malformed_retries == 0:
                     raise
@@ -173,6 +216,22 @@ class AnthropicExtractor:
             return None
         FACT_ITEMS.labels(outcome).inc()
         return candidate
+
+
+def _matched(
+    candidate: CandidateFact, item: Any, listed: Incumbents, turn: Sequence[str]
+) -> CandidateFact:
+    """The candidate with extraction's answer to its slot question, when it has one.
+
+    Only a free-text fact has the question: a slotted one is decided by the key.
+    """
+    if candidate.attribute is not None:
+        return candidate
+    own = fact_id_for(candidate)
+    match = listed.match(item, [fact_id for fact_id in turn if fact_id != own])
+    if match is None:
+        return candidate
+    return candidate.model_copy(update={"incumbent_match": match})
 
 
 def _render(observation: Observation) -> str:

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from anthropic.types import Message
+from anthropic.types import Message, TextBlockParam
 
 from slotwise.models.llm import ModelClient
 from slotwise.models.pricing import card
@@ -59,17 +59,26 @@ class ForcedTool:
                 prefix.estimated_tokens(), client.model, floor, kind,
             )  # fmt: skip
 
-    async def ask(self, question: str, *, answers: int = 1) -> ToolAnswer:
+    async def ask(self, question: str, *, answers: int = 1, context: str = "") -> ToolAnswer:
         """One call; raises a :class:`~models.exceptions.ModelError` when there is no answer.
 
         ``answers``: how many questions the call asks at once (several turns read
         together), each given the adapter's ``max_tokens``; so many separate calls
-        would have reserved as many.
+        would have reserved as many. ``context`` opens the user turn as a block of
+        its own, cached too: one subject's stored facts, the same bytes on its next
+        calls until they change, are then read back at the cache rate (a second
+        breakpoint after the shared prefix's, which is read as before).
         """
+        content: str | list[TextBlockParam] = question
+        if context:
+            content = [
+                {"type": "text", "text": context, "cache_control": {"type": "ephemeral"}},
+                {"type": "text", "text": question},
+            ]
         reply = await self._client.create(
             self.kind,
             system=self._prefix.system,
-            messages=[{"role": "user", "content": question}],
+            messages=[{"role": "user", "content": content}],
             max_tokens=self._max_tokens * answers,
             tools=self._prefix.tools,
             tool_choice={"type": "tool", "name": self.tool},

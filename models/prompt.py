@@ -60,6 +60,9 @@ When the turns are numbered, every fact and erase item gives the number of the t
 that states it as turn, and its dates are resolved against that turn's time; a later
 turn may make an earlier one clear ("Which city?" / "Porto."), the fact then belongs
 to the turn that states it.
+When the request first lists memories stored about the user, each fact's incumbent
+answers task answer_slot for it: the number of the memory recording the same
+property (restated, updated or contradicted), or "NONE".
 
 Rules:
 - Only facts about the user themself. A fact about someone else is not a fact about
@@ -264,6 +267,10 @@ def extraction_tool(schema: AttributeSchema) -> ToolParam:
             "importance": {"type": "number", "minimum": 0, "maximum": 1},
             "stated_change": {"type": "boolean"},
             "turn": _TURN,
+            "incumbent": {
+                "anyOf": [{"type": "integer", "minimum": 1}, {"type": "string", "enum": ["NONE"]}],
+                "description": "A listed memory's number, or NONE.",
+            },
         },
         "required": [
             "attribute",

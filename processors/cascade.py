@@ -13,7 +13,9 @@ stage can only add errors to what the earlier one got right:
 3. → one slot-match question; a neighbour → the policy against that neighbour
    (``decided_by`` "llm", or "offline" for the matcher that runs without a model);
    NONE → ADD; a close pair → ADD *and* REVIEW; a model failure → REVIEW with
-   nothing written.
+   nothing written. Extraction's own answer to the question, when the candidate
+   carries one that still covers its neighbours, is used instead of asking
+   (``slot_match.extracted_answer``; ``decided_by`` "llm").
 
 Every ``Resolution.reason`` starts with the name of the stage that decided.
 """
@@ -47,6 +49,7 @@ from slotwise.processors.resolve import (
     vector_row,
 )
 from slotwise.processors.schema import AttributeSchema
+from slotwise.processors.slot_match import extracted_answer
 from slotwise.processors.vector_fetch import vector_fetch
 from slotwise.processors.zone_moves import implied_zone_comparable
 from slotwise.topics.records import CandidateFact, DecidedBy, Fact, ReviewItem
@@ -67,6 +70,8 @@ class Cascade:
 
     ``dropped`` counts vector hits discarded before the matcher saw them, by
     reason (see ``slotwise.processors.vector_fetch.DROP_REASONS``): export it as a metric.
+    ``extracted`` is told what became of each extraction's answer (one of
+    ``slot_match.FOLD_OUTCOMES``).
     """
 
     def __init__(
@@ -81,6 +86,7 @@ class Cascade:
         now: Callable[[], datetime],
         embedding_model: str | None,
         matcher_label: DecidedBy = "llm",
+        extracted: Callable[[str], None] = lambda outcome: None,
     ) -> None:
         self._schema = schema
         self._reader = reader
@@ -93,6 +99,7 @@ class Cascade:
         # Who answers the slot question, as events, reasons and metrics name it: a
         # dashboard must not suggest a model runs when the offline matcher does.
         self._label: DecidedBy = matcher_label
+        self._extracted = extracted
         self.dropped: Counter[str] = Counter()
 
     async def resolve(
@@ -160,8 +167,14 @@ class Cascade:
                 embedding_model=self._embedding_model,
             )
             return replace(resolution, reason=f"vector: {resolution.reason}", decided_by="vector")
+        answer, outcome = extracted_answer(candidate, neighbours)
+        if outcome is not None:
+            self._extracted(outcome)
+        if answer is not None:
+            # The model answered in the extraction call: it decided, as "llm".
+            return self._answered(candidate, neighbours, answer, now, "llm")
         answer = await self._matcher.match(candidate, neighbours)
-        return self._answered(candidate, neighbours, answer, now)
+        return self._answered(candidate, neighbours, answer, now, self._label)
 
     def _answered(
         self,
@@ -169,14 +182,15 @@ class Cascade:
         neighbours: Sequence[Neighbour],
         answer: SlotAnswer,
         now: datetime,
+        label: DecidedBy,
     ) -> Resolution:
         if answer.error is not None:
-            reason = f"{self._label}: slot match failed ({answer.error}); nothing written"
+            reason = f"{label}: slot match failed ({answer.error}); nothing written"
             return Resolution(
                 decision=Decision.REVIEW,
                 candidate=candidate,
                 reason=reason,
-                decided_by=self._label,
+                decided_by=label,
                 review=_review(candidate, neighbours, "model_failure", reason, now),
             )
         # The adapter validates the number; a bad index here still must change nothing.
@@ -186,19 +200,19 @@ class Cascade:
                 candidate,
                 self._schema.get(incumbent.attribute),
                 [incumbent],
-                decided_by=self._label,
+                decided_by=label,
                 now=now,
                 embedding_model=self._embedding_model,
             )
         if answer.review_reason is not None:
             # A close pair the matcher would not decide: keep both truths, ask a human.
-            reason = f"{self._label}: no match decided; both kept; review: {answer.review_reason}"
-            added = self._add(candidate, now, self._label, reason)
+            reason = f"{label}: no match decided; both kept; review: {answer.review_reason}"
+            added = self._add(candidate, now, label, reason)
             return Resolution(
                 decision=Decision.REVIEW,
                 candidate=candidate,
                 reason=reason,
-                decided_by=self._label,
+                decided_by=label,
                 facts=added.facts,
                 vector_rows=added.vector_rows,
                 review=_review(candidate, neighbours, "close_neighbour", reason, now),
@@ -207,9 +221,8 @@ class Cascade:
         return self._add(
             candidate,
             now,
-            self._label,
-            f"{self._label}: {shown} among {len(neighbours)} neighbours "
-            f"(raw {answer.raw[:80]!r}); added",
+            label,
+            f"{label}: {shown} among {len(neighbours)} neighbours (raw {answer.raw[:80]!r}); added",
         )
 
     async def _ask(self, candidate: CandidateFact, reader: FactReader, now: datetime) -> Resolution:

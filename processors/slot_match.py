@@ -5,6 +5,11 @@ invent ids. An answer is accepted only if it is exactly one number from the
 list or NONE; anything else (prose, an id, a number off the list) is rejected
 and counts as NONE, because a missed match keeps both truths while a false
 match destroys one.
+
+Extraction may have answered the question already, against the subject's facts
+it was shown (``CandidateFact.incumbent_match``, models/incumbents.py). Its answer
+stands in for the question only while it covers what the question would show:
+:func:`extracted_answer`.
 """
 
 from __future__ import annotations
@@ -15,7 +20,18 @@ from collections.abc import Sequence
 from slotwise.processors.model import Neighbour, SlotAnswer
 from slotwise.topics.records import CandidateFact
 
-__all__ = ["OfflineSlotMatcher", "parse_answer", "render_question"]
+__all__ = [
+    "FOLD_OUTCOMES",
+    "OfflineSlotMatcher",
+    "extracted_answer",
+    "parse_answer",
+    "render_question",
+]
+
+# What became of an extraction's answer where the candidate is decided: used, or the
+# question asked after all because a current neighbour was not among what it was
+# answered against, or because the incumbent it named is no current neighbour now.
+FOLD_OUTCOMES = ("used", "unseen_neighbour", "not_a_neighbour")
 
 _NUMBER = re.compile(r"\s*#?\s*(\d{1,3})\s*\.?\s*")
 _NONE = re.compile(r"\s*none\s*\.?\s*", re.IGNORECASE)
@@ -56,6 +72,34 @@ def parse_answer(raw: str | int | None, count: int) -> int | None:
     if not 1 <= number <= count:
         raise ValueError(f"answer {number} is not on the list 1..{count}")
     return number - 1
+
+
+def extracted_answer(
+    candidate: CandidateFact, neighbours: Sequence[Neighbour]
+) -> tuple[SlotAnswer | None, str | None]:
+    """Extraction's answer to the candidate's slot question over ``neighbours``, and its
+    outcome (one of :data:`FOLD_OUTCOMES`); ``(None, None)`` when it carries none.
+
+    ``neighbours`` are the candidate's current neighbours of its own subject, read
+    where it is decided (``vector_fetch``). The answer is used only when every one of
+    them was considered by extraction (a fact stored since, by an earlier turn, was
+    not) and, when it names an incumbent, that incumbent is one of them: so the fact
+    is current, the subject's own, and near enough that the question would have shown
+    it. Otherwise (None, outcome): the question is asked as if extraction had not
+    answered, so a stale or wrong name never destroys anything.
+    """
+    match = candidate.incumbent_match
+    if match is None:
+        return None, None
+    considered = set(match.considered)
+    if any(n.fact.fact_id not in considered for n in neighbours):
+        return None, "unseen_neighbour"
+    if match.fact_id is None:
+        return SlotAnswer(index=None, raw="NONE (extraction)"), "used"
+    for index, neighbour in enumerate(neighbours):
+        if neighbour.fact.fact_id == match.fact_id:
+            return SlotAnswer(index=index, raw=f"{index + 1} (extraction)"), "used"
+    return None, "not_a_neighbour"
 
 
 class OfflineSlotMatcher:

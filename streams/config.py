@@ -172,6 +172,11 @@ class ModelSettings(BaseSettings):
     extract_window_ms: int = Field(0, ge=0)
     # The most turns one such call reads (at most 8, the prompt's own limit).
     extract_window_turns: int = Field(8, ge=1, le=8)
+    # An extraction call lists the subject's newest this-many current facts, and answers
+    # each free-text fact's slot question with them (models/incumbents.py): the separate
+    # slot-match call is skipped where that answer still holds. A subject's extraction
+    # calls then run one at a time, in its order. 0: nothing listed, nothing ordered.
+    extract_incumbents: int = Field(40, ge=0, le=200)
     # minilm-onnx, minilm, st:<folder> or openai:<model>[:<dimension>]. Unset: a store
     # keeps the model its collection was built with, a new store starts on minilm-onnx
     # (streams/read/embedder_choice.py); moving a store is a migration (slotwise migrate

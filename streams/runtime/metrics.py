@@ -37,6 +37,12 @@ RETRIES = Counter("slotwise_retries_total", "Transient failures retried", ["stag
 EXTRACT_GATE = Counter(
     "slotwise_extract_gate_total", "Turns the gate asked the model about or skipped", ["decision"]
 )
+EXTRACTED_SLOT_ANSWERS = Counter(
+    "slotwise_extracted_slot_answers_total",
+    "Extraction's answers to a free-text fact's slot question, by what the cascade did "
+    "with them (used, or the question asked after all)",
+    ["outcome"],
+)
 STAGE_SECONDS = Histogram(
     "slotwise_stage_seconds",
     "Time spent per stage",

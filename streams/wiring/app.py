@@ -12,6 +12,7 @@ from datetime import timedelta
 
 from slotwise.models.embedders import MINILM_MODELS
 from slotwise.models.extractor import AnthropicExtractor
+from slotwise.models.incumbents import CurrentFacts, Incumbency
 from slotwise.models.llm import ModelClient
 from slotwise.models.slot_matcher import AnthropicSlotMatcher
 from slotwise.processors.cold_restate import ColdAwareCascade
@@ -38,7 +39,7 @@ from slotwise.streams.runtime.failures import classify
 from slotwise.streams.runtime.gc_policy import settle_heap
 from slotwise.streams.runtime.health import Health, HealthServer
 from slotwise.streams.runtime.index_heal import IndexHeal
-from slotwise.streams.runtime.metrics import EXTRACT_GATE
+from slotwise.streams.runtime.metrics import EXTRACT_GATE, EXTRACTED_SLOT_ANSWERS
 from slotwise.streams.runtime.ports import WorkerClients
 from slotwise.streams.runtime.worker import Worker, WorkerConfig
 from slotwise.streams.wiring.background import open_background
@@ -93,13 +94,19 @@ def model_client(settings: ModelSettings) -> ModelClient:
 
 
 def _models(
-    settings: Settings, schema: AttributeSchema, stack: AsyncExitStack, embedder: Embedder | None
+    settings: Settings,
+    schema: AttributeSchema,
+    stack: AsyncExitStack,
+    embedder: Embedder | None,
+    store: CurrentFacts,
 ) -> tuple[Extractor, SlotMatcher]:
     if settings.offline:
         return RulesExtractor(schema, embedder), OfflineSlotMatcher(settings.review_similarity)
     client = model_client(settings)
     stack.push_async_callback(client.aclose)  # its HTTP pool, closed before the loop ends
-    model = AnthropicExtractor(client, schema)
+    # The subject's facts are read where its turns are extracted, in their order.
+    incumbency = Incumbency(store, settings.extract_incumbents)
+    model = AnthropicExtractor(client, schema, incumbency=incumbency)
     extractor: Extractor = model
     if settings.extract_window_ms:
         window = ExtractWindow(
@@ -130,7 +137,7 @@ async def open_services(settings: Settings, stack: AsyncExitStack) -> Services:
     # The classifier's threshold is calibrated on MiniLM (either precision): another model
     # runs the rules alone.
     minilm = embedder if embedder.model_name in MINILM_MODELS else None
-    extractor, matcher = _models(settings, schema, stack, minilm)
+    extractor, matcher = _models(settings, schema, stack, minilm, store)
     forgetting = open_forgetting(
         settings, store, index, embedder, schema, stack=stack, now=clock.now
     )
@@ -145,6 +152,7 @@ async def open_services(settings: Settings, stack: AsyncExitStack) -> Services:
         now=clock.now,
         embedding_model=embedder.model_name,
         matcher_label="offline" if settings.offline else "llm",
+        extracted=lambda outcome: EXTRACTED_SLOT_ANSWERS.labels(outcome).inc(),
         cold=forgetting.cold,
     )
     # Review rejections remembered, derived facts marked (processors/guards.py).

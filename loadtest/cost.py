@@ -16,8 +16,9 @@ from slotwise.loadtest.results import Figure
 from slotwise.loadtest.runner import metric_total
 from slotwise.models.pricing import Prices
 from slotwise.models.usage import DIRECTIONS, Usage
+from slotwise.processors.slot_match import FOLD_OUTCOMES
 
-__all__ = ["KINDS", "cost_figures", "gate_figures", "usage_of"]
+__all__ = ["KINDS", "cost_figures", "extracted_answer_figures", "gate_figures", "usage_of"]
 
 KINDS = ("extract", "slot_match")
 """The call kinds the write path makes, reported one by one."""
@@ -76,3 +77,20 @@ def gate_figures(metrics: Mapping[str, float]) -> list[Figure]:
     skipped = metric_total(metrics, "slotwise_extract_gate_total", decision="skip")
     seen = asked + skipped
     return [Figure("extraction gate skip rate", skipped / seen if seen else 0.0, "ratio")]
+
+
+def extracted_answer_figures(metrics: Mapping[str, float], observations: int) -> list[Figure]:
+    """Per observation: slot questions extraction answered and the cascade used, and those
+    asked after all (a neighbour stored after extraction read the store, or the named fact
+    no current neighbour by then)."""
+    if observations <= 0:
+        return []
+    return [
+        Figure(
+            f"extracted slot answers per observation: {outcome}",
+            metric_total(metrics, "slotwise_extracted_slot_answers_total", outcome=outcome)
+            / observations,
+            "answers",
+        )
+        for outcome in FOLD_OUTCOMES
+    ]

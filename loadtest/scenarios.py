@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from slotwise.loadtest.baseline import measure_ceiling
-from slotwise.loadtest.cost import cost_figures, gate_figures
+from slotwise.loadtest.cost import cost_figures, extracted_answer_figures, gate_figures
 from slotwise.loadtest.generator import WorkloadConfig, Write, generate
 from slotwise.loadtest.measure import Latencies, latencies, overall_rate, sustained_rate
 from slotwise.loadtest.producer import Publishable, publish
@@ -373,6 +373,7 @@ def through_the_model(
             *llm_figures(metrics, count),
             *cost_figures(metrics, count, options.model_prices()),
             *gate_figures(metrics),
+            *extracted_answer_figures(metrics, count),
             *stage_figures(metrics),
             *decision_figures(metrics, count),
         ],

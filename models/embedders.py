@@ -32,7 +32,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import candding
 import httpx
 import numpy as np
 import numpy.typing as npt
@@ -100,6 +99,15 @@ class FolderEmbedder:
         self, model_dir: Path, *, model_name: str | None = None, batch_size: int = 32
     ) -> None:
         os.environ.setdefault(_RAYON_THREADS, "1")
+        # Imported here: candle ships x86-64 wheels only, and the default embedder
+        # (ONNX Runtime) must load on any machine without it.
+        try:
+            import candding  # noqa: PLC0415
+        except ImportError as exc:
+            raise EmbedderUnavailable(
+                "candle (the candding package) is not installed on this machine "
+                "(x86-64 wheels only): use SLOTWISE_EMBEDDER=minilm-onnx"
+            ) from exc
         try:
             self._model = candding.TextEmbedding(str(model_dir), device="cpu", normalize=True)
         except candding.CanddingError as exc:

@@ -147,6 +147,16 @@ def test_missing_weights_name_the_install_command(monkeypatch: pytest.MonkeyPatc
         minilm_model_dir()
 
 
+def test_without_candle_the_fp32_embedder_names_the_one_that_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # What a machine without candle's wheels (arm64) sees; the default needs no candle.
+    monkeypatch.setitem(sys.modules, "candding", None)
+
+    with pytest.raises(EmbedderUnavailable, match="SLOTWISE_EMBEDDER=minilm-onnx"):
+        FolderEmbedder(minilm_model_dir())
+
+
 def test_factory() -> None:
     offline = embedder_named("minilm")
     assert isinstance(offline, CachedEmbedder)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from importlib import resources
 
@@ -34,7 +34,15 @@ from slotwise.processors.rules.head.matching import say
 from slotwise.processors.rules.head.standing import own
 from slotwise.processors.rules.words import ALLERGENS, CONDITIONS, DATABASES, DIETS
 
-__all__ = ["MARGIN", "THRESHOLD", "ExemplarClassifier", "candidate_clause", "read_value"]
+__all__ = [
+    "MARGIN",
+    "THRESHOLD",
+    "ExemplarClassifier",
+    "candidate_clause",
+    "mentions_in",
+    "read_value",
+    "value_mentions",
+]
 
 # Chosen on the dev split for precision >= 0.97 of the placed clauses (README, Evaluation).
 THRESHOLD = 0.45
@@ -196,6 +204,31 @@ def _plan(text: str) -> list[str]:
 _READERS: dict[str, Callable[[str], list[str]]] = {"plan": _plan}
 
 
+def value_mentions(attribute: str, text: str) -> list[tuple[int, int, str]]:
+    """Each value of ``attribute``'s closed vocabulary the text names, as ``(start, end,
+    value)``, in order; [] for a slot with no table."""
+    table = _TABLES.get(attribute)
+    return [] if table is None else mentions_in(table, text)
+
+
+def mentions_in(table: Mapping[str, str], text: str) -> list[tuple[int, int, str]]:
+    """Each wording of ``table`` (lower case, up to three words) the text names, as
+    ``(start, end, value)``, the longest wording first, in order."""
+    words = list(_WORDS.finditer(text))
+    found: list[tuple[int, int, str]] = []
+    i = 0
+    while i < len(words):
+        for size in (3, 2, 1):
+            key = " ".join(w.group().lower() for w in words[i : i + size])
+            if len(words) - i >= size and key in table:
+                found.append((words[i].start(), words[i + size - 1].end(), table[key]))
+                i += size
+                break
+        else:
+            i += 1
+    return found
+
+
 def read_value(attribute: str, text: str) -> list[str]:
     """The values of ``attribute`` the clause names; [] unless the reading is clear (one
     value for a single-valued slot)."""
@@ -203,21 +236,7 @@ def read_value(attribute: str, text: str) -> list[str]:
     if reader is not None:
         found = reader(text)
     else:
-        table = _TABLES.get(attribute)
-        if table is None:
-            return []
-        words = [w.lower() for w in _WORDS.findall(text)]
-        found = []
-        i = 0
-        while i < len(words):
-            for size in (3, 2, 1):
-                key = " ".join(words[i : i + size])
-                if len(words) - i >= size and key in table:
-                    found.append(table[key])
-                    i += size
-                    break
-            else:
-                i += 1
+        found = [value for _, _, value in value_mentions(attribute, text)]
     distinct = list(dict.fromkeys(found))
     if attribute in _MANY:
         return distinct

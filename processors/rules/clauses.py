@@ -74,14 +74,18 @@ _TIME_PHRASE = (
     r"(?:last|this)\s+(?:night|morning|afternoon|evening|week|weekend|month|year|monday|tuesday|"
     r"wednesday|thursday|friday|saturday|sunday)|(?:a|two|three|a\s+few|\d+)\s+(?:days?|weeks?|"
     r"months?|years?)\s+ago|in\s+\d{4}|(?:on|from|next)\s+(?:monday|tuesday|wednesday|thursday|"
-    r"friday|saturday|sunday)|next\s+(?:week|month))"
+    r"friday|saturday|sunday)|next\s+(?:week|month)|"
+    r"(?:since|as\s+of)\s+(?:(?:last|this)\s+(?:week|month|year|spring|summer|autumn|fall|winter)|"
+    r"january|february|march|april|june|july|august|september|october|november|december|\d{4}))"
+)
+_FRONT_TIME = re.compile(
+    rf"^(?P<when>{_TIME_PHRASE})\s*,?\s+(?P<rest>(?:I|we)\b.*)$", re.IGNORECASE
 )
 # "Since I sold my car, I cycle everywhere": the reason given first is a statement of
 # its own, as much as the clause after the comma.
 _LEADING_REASON = re.compile(
     r"^(?:ever\s+since|since|now\s+that|after|because)\s+(?P<said>I\b[^,;]+),\s*", re.IGNORECASE
 )
-_FRONT_TIME = re.compile(rf"^(?P<when>{_TIME_PHRASE})\s*,?\s+(?P<rest>I\b.*)$", re.IGNORECASE)
 _TIME_ONLY = re.compile(rf"^{_TIME_PHRASE}$", re.IGNORECASE)
 _GREETING = re.compile(
     r"^\W*(?:hi|hello|hey|hiya|howdy|greetings|good\s+(?:morning|afternoon|evening))\b", re.I

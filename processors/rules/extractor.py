@@ -14,6 +14,7 @@ from itertools import islice
 from slotwise.processors.dates import UNKNOWN_START, DateMention, duration_start, find_date
 from slotwise.processors.model import ERASURE_QUESTION, stable_id
 from slotwise.processors.ports import Embedder
+from slotwise.processors.rules.changed import read_changed
 from slotwise.processors.rules.chat import expand
 from slotwise.processors.rules.classifier import ExemplarClassifier
 from slotwise.processors.rules.clauses import NEGATION, Clause, split_clauses
@@ -341,7 +342,11 @@ def _lapsed(readings: list[list[Finding]], clauses: list[Clause]) -> list[list[F
 def _read(clause: Clause) -> list[Finding]:
     if _BYGONE.search(clause.text):
         return [f for f in _read_now(clause) if f.attribute in _PAST_BY_DEFINITION]
-    return _read_now(clause)
+    found = _read_now(clause)
+    placed = {_family(f.attribute) or "" for f in found} | {f.attribute or "" for f in found}
+    changed = read_changed(clause, placed)
+    # A slot's new value read beside the free-text tail: the slot is what the clause says.
+    return [f for f in found if f.attribute is not None or not changed] + changed
 
 
 def _read_now(clause: Clause) -> list[Finding]:

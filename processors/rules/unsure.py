@@ -24,7 +24,7 @@ from slotwise.processors.rules.gazetteer import city
 from slotwise.processors.rules.swaps import Swap, read_swap
 from slotwise.topics.records import CandidateFact, Observation
 
-__all__ = ["CUES", "Placer", "unsure_questions"]
+__all__ = ["CUES", "MARKER", "NOT_NOW", "OTHER", "Placer", "unsure_questions"]
 
 # The attribute of each text, or None (``ExemplarClassifier.classify``).
 Placer = Callable[[list[str]], list[str | None]]
@@ -81,7 +81,7 @@ CUES: dict[str, re.Pattern[str]] = {
     }.items()
 }
 # The clause says something changed, was wrong, or no longer holds.
-_MARKER = re.compile(
+MARKER = re.compile(
     r"\b(?:now|new|changed|switched|moved|moving\s+in|move\s+(?:to|is\s+done)|no\s+longer|"
     r"any\s*more|instead|these\s+days|updated?|correction|typo|autocorrect|misspoke|i\s+meant|"
     r"wrong|left|quit|stopped|handed\s+in|last\s+day|laid\s+off|started|arrived|tied\s+the\s+knot|"
@@ -93,7 +93,7 @@ _MARKER = re.compile(
     _I,
 )
 # Someone else is the clause's subject: their changes are not the speaker's.
-_OTHER = re.compile(
+OTHER = re.compile(
     r"^(?:(?:my|our|his|her|their)\s+(?:sister|brother|mom|mum|mother|dad|father|friend|"
     r"partner|husband|wife|boss|manager|colleague|coworker|son|daughter|cousin|aunt|uncle|"
     r"girlfriend|boyfriend|roommate|flatmate|neighbou?r|parents?|kids?)|he|she|"
@@ -102,7 +102,7 @@ _OTHER = re.compile(
     _I,
 )
 # Words that make the clause about the past, someone's plan, or a question.
-_NOT_NOW = re.compile(
+NOT_NOW = re.compile(
     r"\b(?:if|would|might|maybe|thinking\s+about|considering|planning|hope|wish|when\s+i\s+was|"
     r"used\s+to|as\s+a\s+kid|years?\s+ago)\b|\?",
     _I,
@@ -140,9 +140,9 @@ def unsure_questions(
     unnamed: list[str] = []
     for clause in clauses:
         text = clause.text
-        if _OTHER.match(text) or _NOT_NOW.search(text):
+        if OTHER.match(text) or NOT_NOW.search(text):
             continue
-        if not (_MARKER.search(text) or NEGATION.search(text)):
+        if not (MARKER.search(text) or NEGATION.search(text)):
             continue
         named = [a for a, cue in CUES.items() if cue.search(text)]
         if not named:
@@ -156,7 +156,7 @@ def unsure_questions(
         if slot is not None and slot not in placed:
             placed.add(slot)
             asked.append(_question(observation, slot, said, len(asked)))
-    if not placed and any(_CORRECTS.search(c.text) for c in clauses if not _NOT_NOW.search(c.text)):
+    if not placed and any(_CORRECTS.search(c.text) for c in clauses if not NOT_NOW.search(c.text)):
         asked.append(_question(observation, None, observation.text, len(asked)))
     homes = [c for c in found if c.attribute == "home_city" and isinstance(c.value, str)]
     if len(homes) == 1 and "timezone" not in placed and _MOVE.search(observation.text):
@@ -185,7 +185,7 @@ _SOMEONE = re.compile(
 def _own_swap(text: str) -> Swap | None:
     """The swap of words the speaker's own correction states, if it is plainly theirs."""
     plain = text.replace("\u2019", "'")
-    if not _OWN_SLIP.search(plain) or _SOMEONE.search(plain) or _NOT_NOW.search(plain):
+    if not _OWN_SLIP.search(plain) or _SOMEONE.search(plain) or NOT_NOW.search(plain):
         return None
     return read_swap(plain)
 

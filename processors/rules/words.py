@@ -166,8 +166,8 @@ DIETS = _canon(
     "low-carb: low carb|mediterranean"
 )
 CONDITIONS = _canon(
-    "diabetes: diabetic|type 1 diabetes|type 2 diabetes|asthma: asthmatic|celiac disease: "
-    "coeliac disease, celiac, coeliac|epilepsy: epileptic|hypertension: high blood pressure|"
+    "diabetes: diabetic|type 1 diabetes|type 2 diabetes|asthma: asthmatic|coeliac disease: "
+    "celiac disease, celiac, coeliac|epilepsy: epileptic|hypertension: high blood pressure|"
     "migraines|ADHD|autism: autistic|anxiety|depression|arthritis|IBS|Crohn's disease: crohn's|"
     "lupus|psoriasis|eczema|sleep apnea|multiple sclerosis|insomnia|PCOS|endometriosis|"
     "fibromyalgia|lactose intolerance: lactose intolerant|gluten intolerance: gluten intolerant|"

@@ -216,7 +216,8 @@ def read_education(clause: Clause) -> list[Finding]:
 
 
 _PLAN_LEAD = compile_all(
-    rf"^(?:I|we)(?:'m|'re|\s+am|\s+are){ADVERBS}\s+on\s+(?:the\s+|a\s+|an\s+|our\s+|my\s+)?"
+    rf"^(?:I|we)(?:'m|'re|\s+am|\s+are|'ve\s+been|\s+have\s+been){ADVERBS}\s+on\s+"
+    r"(?:the\s+|a\s+|an\s+|our\s+|my\s+)?"
     r"(?P<rest>.+)$",
     rf"^(?:I|we)(?:'ve|\s+have)?{ADVERBS}\s+(?:upgraded|downgraded|switched|moved|changed|"
     r"subscribed|signed\s+up)(?:\s+(?:my|our)\s+(?:plan|account|subscription|workspace))?\s+"

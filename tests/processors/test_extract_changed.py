@@ -1,0 +1,109 @@
+"""The offline extractor on changes told in the slot's own words: the new value read from
+the slot's vocabulary, the old one set aside, and a move read from the place it goes to."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from slotwise.processors.extract import extract_records
+from slotwise.processors.rules.changed import read_changed
+from slotwise.processors.rules.clauses import Clause
+from slotwise.processors.schema import AttributeSchema
+from slotwise.topics.records import CandidateFact, Observation
+
+SCHEMA = AttributeSchema.load()
+SAID = datetime(2026, 3, 14, 10, 0, tzinfo=UTC)
+
+
+def read(text: str, *, ask: bool = False) -> list[CandidateFact]:
+    observation = Observation(
+        observation_id="obs-1", subject_id="user-42", text=text, observed_at=SAID
+    )
+    return [
+        r for r in extract_records(observation, SCHEMA, ask=ask) if isinstance(r, CandidateFact)
+    ]
+
+
+def slots(text: str) -> set[tuple[str | None, object]]:
+    return {(c.attribute, c.value) for c in read(text) if c.attribute is not None}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("we're all postgres now, mysql is gone gone", {("database", "PostgreSQL")}),
+        ("we ditched mongo, it's sqlite now", {("database", "SQLite")}),
+        ("not remote anymore, back in the office mon-fri", {("work_arrangement", "office")}),
+        ("they made us go back, so office full time now", {("work_arrangement", "office")}),
+        ("not veggie anymore, eating fish again", {("diet", "pescatarian")}),
+        ("i'm a german citizen now, had to give up the turkish one", {("nationality", "German")}),
+        ("we ditched mysql, all postgres now", {("database", "PostgreSQL")}),
+    ],
+)
+def test_a_change_names_the_new_value_in_the_slots_vocabulary(
+    text: str, expected: set[tuple[str, object]]
+) -> None:
+    assert slots(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("The move to Denver is done; the movers left an hour ago.", ("home_city", "Denver")),
+        ("moving to kuala lumpur was the best call", ("home_city", "Kuala Lumpur")),
+        ("me mudé a París en septiembre", ("home_city", "Paris")),
+        ("mudamos pra buenos aires, finally", ("home_city", "Buenos Aires")),
+    ],
+)
+def test_a_move_told_without_its_subject_is_read_from_the_place(
+    text: str, expected: tuple[str, str]
+) -> None:
+    assert expected in slots(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "we let the pro trial lapse and moved to Basic",  # a plan; also an old town name
+        "the meeting moved to Denver now",  # no one's home
+        "the move to Denver is next month",  # a move still to come
+        "we're moving to lisbon next year",  # a plan
+        "ela mudou pra Lisboa",  # someone else's move
+        "we moved the standup to Slack now",  # no place
+    ],
+)
+def test_a_move_that_is_not_the_speakers_done_move_is_no_home(text: str) -> None:
+    assert not {s for s in slots(text) if s[0] in {"home_city", "home_country", "home_region"}}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the new hire on my team is fully remote now",  # someone else's arrangement
+        "my team is hybrid now",  # the team's, not the speaker's
+        "my wife is vegan now",  # someone else's diet
+        "i cook vegan for my daughter now",  # a meal, not the speaker's diet
+        "im not allergic to penicillin after all, the retest was negative",  # a denial
+        "it's not peanuts i'm allergic to, it's tree nuts",  # many-valued: a human decides
+        "postgres and mongo both, no more mysql",  # two new values
+        "we cancelled the Team subscription now",  # the old value only
+    ],
+)
+def test_a_change_without_one_new_value_of_the_speaker_reads_nothing_new(text: str) -> None:
+    found = slots(text)
+    assert not {s for s in found if s[0] in {"work_arrangement", "diet", "database", "plan"}}
+    assert ("allergies", "tree nuts") not in found
+    assert ("allergies", "penicillin") not in found
+
+
+def test_a_slot_another_rule_placed_is_left_alone() -> None:
+    clause = Clause("I'm vegan now, not vegetarian", cased=False, tense=None)
+    assert read_changed(clause, {"diet"}) == []
+    assert [(f.attribute, f.value) for f in read_changed(clause, set())] == [("diet", "vegan")]
+
+
+def test_a_change_read_from_the_vocabulary_is_no_longer_asked_about() -> None:
+    asked = [c for c in read("we're all postgres now, mysql is gone gone", ask=True) if c.question]
+    assert asked == []

@@ -78,7 +78,7 @@ _STATES = (
     r"on|based|living|married|single|engaged|divorced|separated|widowed|vegan|vegetarian|"
     r"pescatarian|keto|allergic|hybrid|remote|fully|in|from|at|originally|currently|still|"
     r"now|a|an|the\s+(?=\w+\s+(?:at|for)\b)|new\s+to|back|self-employed|freelance|freelancing|"
-    r"lactose|gluten|coeliac|celiac|diabetic|asthmatic|type\s+[12]"
+    r"lactose|gluten|coeliac|celiac|diabetic|asthmatic|type\s+[12]|native\s+\w+\s+speaker"
 )
 _RESTORE_I = re.compile(
     rf"^(?:(?:just|finally|recently|also|still|now|currently)\s+)*(?:{_VERBS})\b", _I
@@ -102,6 +102,8 @@ _HAS_SUBJECT = re.compile(
 
 
 _TITLE_AT = re.compile(r"^(?P<title>[A-Za-z][\w/&-]*(?:\s+[\w/&-]+){0,3}?)\s+at\s+\S", _I)
+# "born in valparaíso": chat drops "I was" before a birth.
+_BORN = re.compile(r"^born\s+(?:and\s+raised\s+)?in\b", _I)
 # "been hybrid since march": chat drops "I've" before a lasting state.
 _RESTORE_HAVE = re.compile(r"^(?:(?:just|also|still)\s+)*been\b", _I)
 
@@ -112,6 +114,8 @@ def restore_subject(clause: str) -> str:
         return clause
     if _RESTORE_HAVE.match(clause):
         return f"I've {clause[0].lower()}{clause[1:]}"
+    if _BORN.match(clause):
+        return f"I was {clause[0].lower()}{clause[1:]}"
     titled = _TITLE_AT.match(clause)
     if titled is not None and job_title(titled["title"]) is not None:
         # "product designer at figma": a bio line, the speaker's own job.

@@ -48,13 +48,16 @@ _CLAUSE_BREAK = re.compile(
     r"|,\s+so\s+"
     # "…worth it now that I'm a head chef": the reason is a statement too.
     r"|,?\s+now\s+that\s+(?=(?:i|i'm|i've|we|we're|we've)\b)"
+    # "…, don't suggest mongo": an instruction is its own clause, and its negation is not the
+    # statement's.
+    r"|,\s+(?=(?:don't|do\s+not|please\s+don't)\b)"
     r"|,?\s+and\s+(?=(?:on|from|next|this)\s+\w+\s+(?:i|i'm|i'll|we)\b)"
     # "I left Nubank and started at Stone": a second change told with the "I" dropped.
     r"|,?\s+(?:and(?:\s+then)?|then)\s+(?=(?:start|started|starting|began|joined|moved|"
     r"switched|relocated|went\s+back)\b)"
     # Chat runs statements together with commas and drops the "I" ("from lagos, based in
     # london now"): a comma before a dropped-subject opening starts a new clause.
-    r"|(?:,|\s+\+)\s+(?=(?:based|living|live|work|working|married|single|engaged|divorced|on\s+the|"
+    r"|(?:,|\s+\+)\s+(?=(?:based|living|live|work|working|married|single|engaged|divorced|on|"
     r"from|originally|"
     r"allergic|vegan|vegetarian|pescatarian|hybrid|remote|fully|grew|born|speak|moved|"
     r"no\s+kids|one\s+kid|(?:two|three|four)\s+(?:kids|cats|dogs))\b)",

@@ -42,6 +42,9 @@ def read_allergies(clause: Clause) -> list[Finding]:
     allergens: list[str] = []
     for item in split_items(found["rest"]):
         words = [w for w in item.lower().split() if w not in ("the", "all", "raw", "any")]
+        # "shellfish ironically", "nuts apparently": a comment on the allergen, not part of it.
+        while len(words) > 1 and len(words[-1]) > 5 and words[-1].endswith("ly"):
+            words.pop()
         allergen = ALLERGENS.get(" ".join(words))
         plain = 0 < len(words) <= 2 and all(w.isalpha() and w not in STOPWORDS for w in words)
         if allergen is None and plain and not set(words) & VAGUE and not _STATE_WORD.search(item):

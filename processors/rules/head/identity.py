@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from slotwise.processors.rules import gazetteer
 from slotwise.processors.rules.clauses import Clause
 from slotwise.processors.rules.findings import INFERRED, Finding
 from slotwise.processors.rules.head.matching import AM, compile_all, first_match, say
@@ -151,18 +152,27 @@ def _places(rest: str, cased: bool) -> list[tuple[str, str]] | None:
         place = f"the {place}"  # "the States"
     found = [_place_kind(place)]
     second = re.match(r"^\s*,\s*(?P<rest>.+)$", after)
-    if second is not None:
-        more = proper_noun(strip_the(second["rest"]), cased)
-        if more is None:
-            return None
+    more = None if second is None else proper_noun(strip_the(second["rest"]), cased)
+    if more is not None:
         kind = _place_kind(more[0])
-        if kind[0] not in ("home_country", "home_region") or found[0][0] != "home_city":
+        if kind[0] in ("home_country", "home_region") and found[0][0] == "home_city":
+            found.append(kind)
+            after = more[1]
+        elif _known_place(more[0]):
+            # "in porto, lisbon": a second place that is not the first's country or region
+            # leaves the reading in doubt; anything else after the comma is another remark.
             return None
-        found.append(kind)
-        after = more[1]
     if not BOUNDARY.match(after) or any(kind == "" for kind, _ in found):
         return None
     return found
+
+
+def _known_place(place: str) -> bool:
+    """A place a library knows: then a comma after the first place may be a second one."""
+    return any(
+        lookup(place) is not None
+        for lookup in (gazetteer.city, gazetteer.country, gazetteer.region)
+    )
 
 
 def _place_kind(place: str) -> tuple[str, str]:
@@ -199,11 +209,15 @@ def read_origin(clause: Clause) -> list[Finding]:
         found = [Finding("birthplace", where, text)]
         return found + ([Finding("hometown", where, text)] if born["raised"] else [])
     found_from = first_match(_FROM, clause.text)
-    places = None if found_from is None else _places(found_from["rest"], clause.cased)
-    if found_from is None or not places:
+    if found_from is None:
         return []
-    # "I'm from Datadog" introduces a company: a bare "from" needs a place we know.
-    if not found_from["origin"] and places[-1][0] == "home_city":
+    rest, originally = re.subn(r"\s+originally\b", "", found_from["rest"], flags=_I)
+    places = _places(rest, clause.cased)
+    if not places:
+        return []
+    # "I'm from Datadog" introduces a company, "(working) from nairobi" a place of work: a
+    # bare "from" needs a country or region, or "originally".
+    if not (found_from["origin"] or originally) and places[-1][0] == "home_city":
         return []
     where = ", ".join(value for _, value in places)
     return [Finding("hometown", where, say(clause, *(value for _, value in places)))]
@@ -215,8 +229,8 @@ _SPEAK = compile_all(
 )
 _NATIVE = compile_all(
     r"^my\s+(?:native|first|mother)\s+(?:language|tongue)\s+is\s+(?P<rest>.+)$",
-    r"^(?P<rest>\w+)\s+is\s+my\s+(?:native|first|mother)\s+(?:language|tongue)$",
-    rf"^{AM}\s+a\s+native\s+(?P<rest>.+?)\s+speaker$",
+    r"^(?P<rest>\w+)\s+is\s+my\s+(?:native|first|mother)\s+(?:language|tongue)\b",
+    rf"^{AM}\s+(?:a\s+)?native\s+(?P<rest>.+?)\s+speaker$",
 )
 _LANGUAGE_QUALIFIERS = re.compile(
     r"^(?:a\s+little(?:\s+bit)?(?:\s+of)?|a\s+bit\s+of|some|basic|fluent|native|conversational|"

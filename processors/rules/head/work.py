@@ -232,7 +232,20 @@ _PLAN_NAMES = compile_all(
 )
 
 
+# A bio line that opens on the plan's name: "team plan, 8 seats", "pro tier now".
+_PLAN_ALONE = re.compile(r"^(?:the\s+)?(?P<name>\w+)\s+(?:plan|tier)(?:\s+now)?\s*(?:$|,)", _I)
+# Plan names that are also everyday noun phrases: "business plan, due friday" is a document.
+_PLAN_PHRASES = frozenset({"business", "growth", "personal", "standard", "starter", "developer"})
+
+
 def read_plan(clause: Clause) -> list[Finding]:
+    alone = _PLAN_ALONE.match(clause.text)
+    if alone is not None:
+        word = alone["name"].lower()
+        if word not in PLANS or word in _PLAN_PHRASES:
+            return []
+        plan = word.capitalize()
+        return [Finding("plan", plan, f"User is on the {plan} plan.")]
     found = first_match(_PLAN_LEAD, clause.text)
     name = None if found is None else first_match(_PLAN_NAMES, found["rest"].strip())
     if name is None:

@@ -1,0 +1,68 @@
+"""The offline extractor on bio fragments and run-ons: the place after a dropped "I'm",
+a birth told without "I was", a plan named alone, and clauses a consequence or an
+instruction ends."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from slotwise.processors.extract import extract_records
+from slotwise.processors.schema import AttributeSchema
+from slotwise.topics.records import CandidateFact, Observation
+
+SCHEMA = AttributeSchema.load()
+SAID = datetime(2026, 3, 14, 10, 0, tzinfo=UTC)
+
+
+def slots(text: str) -> set[tuple[str | None, object]]:
+    observation = Observation(
+        observation_id="obs-1", subject_id="user-42", text=text, observed_at=SAID
+    )
+    return {
+        (r.attribute, r.value)
+        for r in extract_records(observation, SCHEMA)
+        if isinstance(r, CandidateFact) and r.attribute is not None
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("from lagos originally, based in london now", {("hometown", "Lagos")}),
+        ("grew up in tromsø, long dark winters", {("hometown", "Tromsø")}),
+        ("born in Ribadavia", {("birthplace", "Ribadavia")}),
+        ("native spanish speaker", {("native_language", "Spanish")}),
+        ("portuguese is my first language so sorry for typos", {("native_language", "Portuguese")}),
+        ("team plan, 8 seats", {("plan", "Team")}),
+        ("type 2 diabetes, on metformin", {("medications", "metformin")}),
+        ("our db is postgres, dont suggest mongo pls", {("database", "Postgres")}),
+        (
+            "im on levothyroxine every morning, so no breakfast before 7",
+            {("medications", "levothyroxine")},
+        ),
+        (
+            "been pescatarian for a year, and I'm allergic to shellfish ironically",
+            {("allergies", "shellfish")},
+        ),
+        ("we've been on enterprise since last month", {("plan", "Enterprise")}),
+        ("since october we've been on the team plan", {("plan", "Team")}),
+    ],
+)
+def test_a_fragment_of_chat_is_read(text: str, expected: set[tuple[str, object]]) -> None:
+    assert expected <= slots(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "absent"),
+    [
+        ("I'm from Datadog", "hometown"),  # a company, not a place
+        ("i work for a uk company but from nairobi", "hometown"),  # where they work from
+        ("business plan, due friday", "plan"),  # a document
+        ("family plan, 4 lines", "plan"),  # a phone plan
+        ("I live in Porto, Lisbon", "home_region"),  # two cities: no region read
+    ],
+)
+def test_a_look_alike_fragment_is_not_read(text: str, absent: str) -> None:
+    assert absent not in {attribute for attribute, _ in slots(text)}

@@ -74,9 +74,10 @@ _LEFT_AFTER = re.compile(
 # citizen now"), or words that name it as the old one (set aside later). "I cook vegan for
 # my daughter" names a value in no such place.
 _FRAMED = re.compile(
-    r"(?:^|[,;]\s*|\b(?:I'm|I\s+am|we're|we\s+are|I've\s+been|we've\s+been|been|being|became|"
-    r"become|becoming|gone|went|turned|now|all|fully|back\s+(?:in|to|on)|(?:switched|moved|"
-    r"migrated|changed|over|went|gone|back)\s+to|onto|on|is|it's|so|not|no\s+longer|from|"
+    r"(?:^|[,;]\s*|\b(?:ditched|swapped|traded|dropped|replaced|dumped|left)\s+(?:\S+\s+){1,3}for\s+|"
+    r"\b(?:I'm|I\s+am|we're|we\s+are|I've\s+been|we've\s+been|been|being|became|"
+    r"become|becoming|gone|went|turned|now|all|fully|back\s+(?:in|on)|to|onto|on|is|it's|so|not|"
+    r"no\s+longer|from|"
     r"quit(?:ting)?|left|leaving|cancell?(?:ed|ing)|ended|gave\s+up|give\s+up|giving\s+up|"
     r"instead\s+of|ex-?|former(?:ly)?|stopped|ditched|dropped|swapped|than|over|rid\s+of)\s+)"
     r"(?:(?:a|an|the|my|our|full[- ]time|fully|completely|strictly|officially|now|all|being|"
@@ -116,26 +117,30 @@ _MOVE = re.compile(
     r"\b(?:(?P<done>moved|relocated)|(?P<pending>move|moving))\s+(?:back\s+|over\s+|out\s+)?to\s+"
     r"(?P<rest>.+)$|"
     # Spanish and Portuguese, the speaker's own moves only ("mudou" is someone else's).
-    r"\b(?P<dicho>me\s+mud[eé]|nos\s+mudamos|mudamos|me\s+mudei|mudei)\s+(?:de\s+vuelta\s+)?"
-    r"(?:a|pra|para|pro|para\s+(?:o|a))\s+(?P<resto>.+)$",
+    r"\b(?:(?P<dicho>me\s+mud[eé]|nos\s+mudamos|mudamos|me\s+mudei|mudei)\s+(?:de\s+vuelta\s+)?"
+    r"(?:para\s+(?:o|a)|a|pra|para|pro)|(?:ahora\s+|agora\s+)?(?:vivo|moro)\s+(?:en|em|no|na))\s+"
+    r"(?P<resto>.+)$",
     _I,
 )
 # Who moves: the speaker, or no one named ("the move to …", "moving to … was the best call").
 _MOVER = re.compile(
-    r"^(?:(?:I|we|we're|we've|I'm|I've|me|nos)\b|(?:the|our|my)\s+move\b|"
+    r"^(?:(?:I|we|we're|we've|I'm|I've|me|nos|ahora|agora|vivo|moro)\b|(?:the|our|my)\s+move\b|"
     r"(?:(?:finally|just|recently)\s+)?(?:moved|moving|move|relocated|mud))",
     _I,
 )
 # After the place: where the clause may go on. A move still to come ("the move to Denver is
 # next month") is not yet a home; only a done one is ("… is done", "… was the best call").
-_AFTER_DONE = re.compile(r"^\s*(?:$|[,;]|(?:en|em|el|in|on|last|this|after|finally|now)\b)", _I)
+_AFTER_DONE = re.compile(
+    r"^\s*(?:$|[,;]|(?:en|em|el|in|on|last|this|after|finally|now|hace|h[aá]|faz|desde)\b)", _I
+)
 _AFTER_PENDING = re.compile(
     r"^\s+(?:is\s+(?:done|finished|complete|official)|was|has\s+been)\b", _I
 )
 
 
-def _known_place(words: list[str]) -> tuple[str, str, int] | None:
-    """The longest opening of ``words`` the gazetteer knows: (attribute, value, words used)."""
+def _known_place(words: list[str], *, native: bool) -> tuple[str, str, int] | None:
+    """The longest opening of ``words`` the gazetteer knows: (attribute, value, words used);
+    ``native``: the turn is Spanish or Portuguese, so a city's own-language name counts."""
     for size in range(len(words), 0, -1):
         place = " ".join(words[:size])
         if place.casefold() in PLANS or place.casefold() in STOPWORDS:
@@ -143,7 +148,8 @@ def _known_place(words: list[str]) -> tuple[str, str, int] | None:
         town = gazetteer.city(place)
         # A city by its own name, or by a native spelling ("París"); an English word that is
         # some town's other name ("Basic") is no city.
-        if town is not None and (town.name.casefold() == place.casefold() or not place.isascii()):
+        own_name = town is not None and town.name.casefold() == place.casefold()
+        if town is not None and (own_name or native or not place.isascii()):
             return "home_city", town.name, size
         if gazetteer.country(place) is not None or gazetteer.region(place) is not None:
             kind = place_kind(place, cased=False)
@@ -160,7 +166,7 @@ def _moved_home(clause: Clause) -> list[Finding]:
     if named is None:
         return []
     words = named[0].split()
-    known = _known_place(words)
+    known = _known_place(words, native=found["resto"] is not None)
     if known is None:
         return []
     attribute, value, size = known

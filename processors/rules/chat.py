@@ -71,7 +71,7 @@ _VERBS = (
     r"joining|quit|left|lost|switched|swapped|got|have|adopted|rescued|studied|study|graduated|"
     r"grew|teach|run|use|write|code|program|program|pay|paid|paying|go|do|knit|bake|play|"
     r"follow|eat|went|became|turned|upgraded|downgraded|cancelled|canceled|signed|handed|"
-    r"resigned|retrained|finished|picked|took|cut|gave|made|landed|arrived|unpacked"
+    r"resigned|retrained|finished|picked|took|cut|gave|made|landed|arrived|unpacked|promoted"
 )
 # …and one that opens on one of these states has dropped its "I'm".
 _STATES = (
@@ -105,7 +105,7 @@ _TITLE_AT = re.compile(r"^(?P<title>[A-Za-z][\w/&-]*(?:\s+[\w/&-]+){0,3}?)\s+at\
 # "born in valparaíso": chat drops "I was" before a birth.
 _BORN = re.compile(r"^born\s+(?:and\s+raised\s+)?in\b", _I)
 # "been hybrid since march": chat drops "I've" before a lasting state.
-_RESTORE_HAVE = re.compile(r"^(?:(?:just|also|still)\s+)*been\b", _I)
+_RESTORE_HAVE = re.compile(r"^(?:(?:just|also|still|finally)\s+)*(?:been|gone)\b", _I)
 
 
 def restore_subject(clause: str) -> str:

@@ -58,7 +58,7 @@ _CLAUSE_BREAK = re.compile(
     # Chat runs statements together with commas and drops the "I" ("from lagos, based in
     # london now"): a comma before a dropped-subject opening starts a new clause.
     r"|(?:,|\s+\+)\s+(?=(?:based|living|live|work|working|married|single|engaged|divorced|on|"
-    r"from|originally|"
+    r"from|originally|starting|started|joining|joined|switched|gone|promoted|"
     r"allergic|vegan|vegetarian|pescatarian|hybrid|remote|fully|grew|born|speak|moved|"
     r"no\s+kids|one\s+kid|(?:two|three|four)\s+(?:kids|cats|dogs))\b)",
     re.IGNORECASE,
@@ -106,7 +106,7 @@ _CONDITIONAL = re.compile(
 )
 _HYPOTHETICAL = re.compile(
     r"\b(?:might|maybe|perhaps|possibly|probably|would|could|should|wish|hope|hoping|hopefully|"
-    r"thinking\s+(?:about|of)|considering|consider|planning|plan\s+to|plans\s+to|want\s+to|"
+    r"thinking\s+(?:about|of)|considering|consider|planning|(?:I|we|they|he|she|you)\s+plans?\s+to|want\s+to|"
     r"wants\s+to|wanna|going\s+to|gonna|intend|someday|one\s+day|eventually|dream|dreaming|"
     r"about\s+to|trying\s+to|try\s+to|need\s+to|have\s+to|has\s+to|got\s+to|gotta|"
     r"supposed\s+to|used\s+to|if|"

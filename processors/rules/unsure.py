@@ -35,7 +35,10 @@ _I = re.IGNORECASE
 CUES: dict[str, re.Pattern[str]] = {
     attribute: re.compile(rf"\b(?:{pattern})", _I)
     for attribute, pattern in {
-        "home_city": r"live\b|living\b|lives\b|moved?\b|moving\b|relocat|flat\b|apartment|lease\b|"
+        "home_city": r"live\b|living\b|lives\b|relocat|flat\b|apartment|lease\b|"
+        # A move of home, not "moved me to the payments team" or "moved the call".
+        r"mov(?:e|ed|ing)\s+(?:to|in|into|out|back|house|home|here|there|away|abroad|over|"
+        r"across|cities|countries|is|was)\b|moving\b(?!\s+(?:me|the|our|my|it|on|forward))|"
         r"movers|mud[eé]|mudamos|mudei|home\s+now|is\s+home|commute|neighbou?rhood|landlord|"
         r"new\s+(?:place|house|home)\b",
         "employer": r"notice\b|last\s+day\s+at|laid\s+off|let\s+go\b|fired\b|quit\s+(?:my\s+)?job|"
@@ -76,6 +79,7 @@ CUES: dict[str, re.Pattern[str]] = {
         "email": r"\be-?mail\b",
         "postal_address": r"\baddress\b",
         "nationality": r"citizen|passport|nationality",
+        "programming_languages": r"\bstack\b|codebase|rewr[io]te|\bbackend\b|\bfrontend\b",
         "hobbies": r"stopped\s+(?:climbing|running|swimming|playing|cycling)|gave\s+up\s+\w+ing|"
         r"took\s+up|taking\s+up|picked\s+up\s+\w+ing|\bhobby\b",
     }.items()
@@ -89,7 +93,8 @@ MARKER = re.compile(
     r"lapse|since\s+last|finally|done|mud[eé]|mudamos|mudei|clarified|specifically|promot\w*|"
     r"retrain\w*|took\s+up|became|got\s+(?:married|engaged|divorced)|split\s+up|gave\s+birth|"
     r"signed|from\s+now\s+on|going\s+forward|swapped|replaced|dropped|ditched|joined|"
-    r"first\s+day|day\s+one|farewell|resigned|redundant|migrated)\b",
+    r"first\s+day|day\s+one|farewell|resigned|redundant|migrated|(?:gone|went|turned)(?!\s+(?:off|out|on|to|well|wrong|by|through|down|up|in|into|for|"
+    r"home|ok|okay|great|fine|bad|over)\b))\b",
     _I,
 )
 # Someone else is the clause's subject: their changes are not the speaker's.
@@ -98,7 +103,9 @@ OTHER = re.compile(
     r"partner|husband|wife|boss|manager|colleague|coworker|son|daughter|cousin|aunt|uncle|"
     r"girlfriend|boyfriend|roommate|flatmate|neighbou?r|parents?|kids?)|he|she|"
     r"(?!(?:today|yesterday|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
-    r"this|that|it|there|work|life)\b)[A-Z][a-z]+\s+(?:is|was|has|moved|left|got))\b",
+    r"this|that|it|there|work|life)\b)[A-Z][a-z]+\s+(?:is|was|has|moved|left|got)|"
+    # "sarah from accounting is leaving": someone introduced by where they are from.
+    r"(?!(?:I|we|me)\b)[a-z]+\s+from\s+(?:the\s+)?\w+\s+(?:is|was|has|got|just))\b",
     _I,
 )
 # Words that make the clause about the past, someone's plan, or a question.
@@ -107,14 +114,19 @@ NOT_NOW = re.compile(
     r"used\s+to|as\s+a\s+kid|years?\s+ago)\b|\?",
     _I,
 )
-# A correction or a denial: what it corrects is found by the held value the turn names.
+# A correction, a denial, or a value left behind: what it changes is found by the held value
+# the turn names ("we finally left Cape Town", "ditched mysql"), else nothing is asked.
 _CORRECTS = re.compile(
     r"\b(?:not(?!\s+(?:so\s+|too\s+|that\s+)?long\s+ago)|isn't|aren't|wasn't|don't|doesn't|"
     r"never|no\s+longer|any\s*more|autocorrect|typo|"
     r"i\s+meant|meant|mistyped?|misspelt|misspelled|wrong|correction|after\s+all|turns\s+out|"
-    r"actually)\b",
+    r"actually|left|leaving|quit|quitting|stopped|ditched|dropped|cancell?ed|gave\s+up|"
+    r"switched\s+from|moved\s+(?:away\s+)?from|moved\s+out\s+of|no\s+more|former(?:ly)?|"
+    r"done\s+with|instead\s+of|replaced|swapped)\b",
     _I,
 )
+# "still in Tacoma and not going anywhere": the held value is re-affirmed, not corrected.
+_STILL = re.compile(r"\bstill\b", _I)
 # A move, or a home that has lasted since some time: either way a held zone may be stale.
 _MOVE = re.compile(
     r"\b(?:moved|move|moving|relocated|mud[eé]|mudamos|mudei|now|home|been\s+living|since)\b", _I
@@ -156,7 +168,15 @@ def unsure_questions(
         if slot is not None and slot not in placed:
             placed.add(slot)
             asked.append(_question(observation, slot, said, len(asked)))
-    if not placed and any(_CORRECTS.search(c.text) for c in clauses if not NOT_NOW.search(c.text)):
+    if (
+        not placed
+        and not _STILL.search(observation.text)
+        and any(
+            _CORRECTS.search(c.text)
+            for c in clauses
+            if not (NOT_NOW.search(c.text) or OTHER.match(c.text))
+        )
+    ):
         asked.append(_question(observation, None, observation.text, len(asked)))
     homes = [c for c in found if c.attribute == "home_city" and isinstance(c.value, str)]
     if len(homes) == 1 and "timezone" not in placed and _MOVE.search(observation.text):

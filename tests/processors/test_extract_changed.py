@@ -107,3 +107,57 @@ def test_a_slot_another_rule_placed_is_left_alone() -> None:
 def test_a_change_read_from_the_vocabulary_is_no_longer_asked_about() -> None:
     asked = [c for c in read("we're all postgres now, mysql is gone gone", ask=True) if c.question]
     assert asked == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("handed in my notice at deloitte, starting at kpmg in march", ("employer", "Kpmg")),
+        ("my last day at shopify was friday, joining stripe next month", ("employer", "Stripe")),
+        ("just switched to the annual plan to save a bit", ("billing_cycle", "annual")),
+        ("got married in june!", ("relationship_status", "married")),
+        ("new flat in glasgow is tiny but i love it", ("home_city", "Glasgow")),
+        ("gone fully vegan since january", ("diet", "vegan")),
+        ("started on sertraline last month", ("medications", "sertraline")),
+        ("they moved me to the payments team", ("team", "payments")),
+        ("promoted to staff engineer 🎉", ("job_title", "staff engineer")),
+        ("switched our stack from java to kotlin", ("programming_languages", "Kotlin")),
+        ("we ditched mongodb for postgres last year", ("database", "PostgreSQL")),
+        ("nos mudamos para o porto em janeiro", ("home_city", "Porto")),
+        ("me mudé a valencia hace dos meses", ("home_city", "Valencia")),
+        ("agora moro em lisboa", ("home_city", "Lisbon")),
+    ],
+)
+def test_a_change_told_in_passing_is_read(text: str, expected: tuple[str, str]) -> None:
+    assert expected in slots(text)
+
+
+def test_a_home_moved_out_of_is_not_the_home() -> None:
+    found = slots("finally moved out of london, we're in bristol now")
+    assert ("home_city", "London") not in found
+    assert ("home_city", "Bristol") in found
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "we plan to move to lisbon",  # a plan, whatever the word "plan" does elsewhere
+        "got moved onto the design systems team this week",  # a team, not a home
+    ],
+)
+def test_no_home_is_read_or_asked_about(text: str) -> None:
+    said = read(text, ask=True)
+    assert not [c for c in said if c.attribute == "home_city"]
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        ("We finally left Cape Town, and Durban has been good to us so far.", True),
+        ("Yes, I'm still in Tacoma and not going anywhere.", False),  # re-affirmed
+        ("sarah from accounting is leaving for a new job at coinbase", False),  # someone else
+        ("infra team life, pager went off at 3am again", False),  # no change
+    ],
+)
+def test_a_value_left_behind_is_asked_about(text: str, asks: bool) -> None:
+    assert bool([c for c in read(text, ask=True) if c.question]) == asks

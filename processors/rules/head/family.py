@@ -155,8 +155,10 @@ _RELATIONSHIP = compile_all(
 
 def read_relationship(clause: Clause) -> list[Finding]:
     found = first_match(_RELATIONSHIP, clause.text)
-    # A wedding is an event: what follows dates it ("on saturday"), it qualifies no state.
-    wedding = found is not None and found["status"].lower().startswith(("tied", "got"))
+    changed = re.match(r"^(?:I|we)(?:'ve|\s+have)?\W*\w*\s*(?:got|gotten|tied)\b", clause.text, _I)
+    # A wedding (or an engagement, a divorce) is an event: what follows dates it ("on
+    # saturday", "in june"), it qualifies no state.
+    wedding = found is not None and bool(changed)
     if found is None or not (wedding or STATE_AFTER.match(found["after"])):
         return []
     status = " ".join(found["status"].lower().split())
@@ -168,6 +170,5 @@ def read_relationship(clause: Clause) -> list[Finding]:
         status = "single"
     elif status.startswith(("tied", "got")):
         status = "married"
-    changed = re.match(r"^(?:I|we)(?:'ve|\s+have)?\W*\w*\s*(?:got|gotten|tied)\b", clause.text, _I)
     text = f"User is {status}." if changed else say(clause)
     return [Finding("relationship_status", status, text)]

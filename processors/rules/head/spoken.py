@@ -72,8 +72,9 @@ def _place(rest: str, cased: bool) -> tuple[str, str] | None:
 _HOME = tuple(
     re.compile(p, _I)
     for p in (
-        rf"^{_WE}{ADVERBS}\s+(?:been\s+)?(?:live|living|based|settled|moved|relocated)"
-        r"(?:\s+(?:back|up|over|out|down))?\s+(?:in|to|out\s+of)\s+(?P<rest>.+)$",
+        # "based out of austin" is a home; "moved out of london" is one left behind.
+        rf"^{_WE}{ADVERBS}\s+(?:been\s+)?(?:(?:live|living|based|settled|moved|relocated)"
+        r"(?:\s+(?:back|up|over|out|down))?\s+(?:in|to)|(?:based|living)\s+out\s+of)\s+(?P<rest>.+)$",
         r"\b(?:keys\s+to\s+(?:the|our|my|a)\s+new\s+(?:place|flat|house|apartment|home)|"
         r"(?:new|our|my)\s+(?:place|flat|house|apartment)|signed\s+(?:the|a)\s+lease|"
         r"unpacked\s+the\s+last\s+box(?:es)?)\s+in\s+(?P<rest>.+?)(?:\s+(?:is|was|has|feels)\b.*)?$",
@@ -92,7 +93,10 @@ def read_home_in_passing(clause: Clause) -> list[Finding]:
     # "Lisbon is home now"; "the commute from our new place in York": the speaker's own home,
     # said in passing, whoever the clause's subject is.
     passing = re.search(r"\bis\s+home\s+now\b", text, _I) or re.search(
-        r"\b(?:our|my)\s+new\s+(?:place|flat|house|apartment|home)\s+in\b", text, _I
+        r"\b(?:our|my)\s+new\s+(?:place|flat|house|apartment|home)\s+in\b|"
+        r"^(?:the\s+)?new\s+(?:place|flat|house|apartment)\s+in\b",
+        text,
+        _I,
     )
     lead = re.match(r"^(?:I|we|our|my)\b", text, _I) or passing
     if not lead or not (own(clause) or passing):
@@ -212,7 +216,8 @@ _BRANDS = frozenset(
     "xanax synthroid eliquis humira keytruda ventolin".split()
 )
 _ON_DRUG = re.compile(
-    rf"^I(?:'m|\s+am|'ve\s+been|\s+have\s+been){ADVERBS}\s+on\s+(?P<rest>.+)$|"
+    rf"^I(?:'m|\s+am|'ve\s+been|\s+have\s+been|(?:'ve|\s+have)?{ADVERBS}\s+(?:started|began|"
+    rf"been\s+put|was\s+put|got\s+put)){ADVERBS}\s+on\s+(?P<rest>.+)$|"
     rf"^I{ADVERBS}\s+take\s+(?P<rest2>.+)$",
     _I,
 )
@@ -224,7 +229,8 @@ def read_medications(clause: Clause) -> list[Finding]:
         return []
     rest = found["rest"] or found["rest2"]
     rest = re.split(
-        r"\s+(?:every|daily|twice|once|each|since|for|at|in\s+the|\d+\s?mg|now|a\s+day)\b|,",
+        r"\s+(?:every|daily|twice|once|each|since|for|at|in\s+the|\d+\s?mg|now|a\s+day|last|"
+        r"this|yesterday|today|\w+\s+ago)\b|,",
         rest,
         flags=_I,
     )[0]

@@ -145,7 +145,10 @@ def read_employer(clause: Clause) -> list[Finding]:
 
 
 _TEAM = re.compile(
-    rf"^I(?:'m|\s+am|{ADVERBS}\s+work){ADVERBS}\s+(?:on|in|with|part\s+of)\s+the\s+"
+    rf"^(?:I(?:'m|\s+am|{ADVERBS}\s+work){ADVERBS}\s+(?:on|in|with|part\s+of)|"
+    # "they moved me to the payments team", "got moved onto the design systems team".
+    r"(?:(?:they|we|I)\s+)?(?:\w+\s+)?(?:moved|put|transferred|switched)\s+(?:me\s+)?"
+    r"(?:to|onto|into)|I\s+(?:got\s+|was\s+)?(?:moved|put|transferred)\s+(?:to|onto|into))\s+the\s+"
     r"(?P<team>[\w&/-]+(?:\s+[\w&/-]+){0,2}?)\s+team(?P<after>.*)$",
     _I,
 )
@@ -166,7 +169,7 @@ _THE_LEADER = re.compile(
 
 # "got promoted to senior developer last week": the new title, whatever the tail says.
 _PROMOTED = re.compile(
-    rf"^I(?:'ve|\s+have)?{ADVERBS}\s+(?:got|was|been|just\s+got)\s+promoted\s+to\s+"
+    rf"^I(?:'ve|\s+have)?{ADVERBS}\s+(?:(?:got|was|been|just\s+got)\s+)?promoted\s+to\s+"
     r"(?:a\s+|an\s+)?(?P<title>[\w\s/&-]+?)"
     r"(?=\s+(?:last|this|in|on|at|since|yesterday|today|so|and|after|recently)\b|\W*$)",
     _I,

@@ -96,20 +96,33 @@ def _mentions(attribute: str, text: str) -> list[tuple[int, int, str]]:
     return found
 
 
+# A denial then its replacement: "we don't run sql server, it's all postgres", "i don't pay
+# monthly, it's yearly". What follows the comma is outside the negation's reach.
+_REPLACEMENT = re.compile(r"[,;]\s*(?:but\s+)?(?:it's|its|it\s+is|now|these\s+days)\b", _I)
+
+
 def _new_value(attribute: str, text: str, *, replaced: bool) -> str | None:
     """The one value of ``attribute`` the text names that it does not mark as the old one;
-    with ``replaced`` (a negated clause), only beside a value it does mark as the old one,
-    since the negation may otherwise deny the very value named ("I'm not allergic to …")."""
-    kept: set[str] = set()
+    with ``replaced`` (a negated clause), only beside a value it does mark as the old one
+    or after the denial's replacement, since the negation may otherwise deny the very
+    value named ("I'm not allergic to …")."""
+    kept: dict[str, int] = {}
     left = False
     for start, end, value in _mentions(attribute, text):
         if _LEFT_BEFORE.search(text[:start]) or _LEFT_AFTER.match(text[end:]):
             left = True
         else:
-            kept.add(value)
-    if len(kept) != 1 or (replaced and not left):
+            kept.setdefault(value, start)
+    if len(kept) != 1:
         return None
-    return kept.pop()
+    ((value, start),) = kept.items()
+    if replaced and not left:
+        turn = _REPLACEMENT.search(text)
+        if turn is None or start < turn.end() or not NEGATION.search(text[: turn.start()]):
+            return None
+        if NEGATION.search(text[turn.end() :]):
+            return None
+    return value
 
 
 # A move and the place it goes to, in English, Spanish and Portuguese.

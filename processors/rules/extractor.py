@@ -14,6 +14,7 @@ from itertools import islice
 from slotwise.processors.dates import UNKNOWN_START, DateMention, duration_start, find_date
 from slotwise.processors.model import ERASURE_QUESTION, stable_id
 from slotwise.processors.ports import Embedder
+from slotwise.processors.rules.asides import read_asides
 from slotwise.processors.rules.changed import read_changed
 from slotwise.processors.rules.chat import expand
 from slotwise.processors.rules.classifier import ExemplarClassifier
@@ -244,11 +245,16 @@ def _read_turn(
         [_unmasked(f, quotes) for f in found if not _MASK.search(str(f.value))]
         for found in readings
     ]
-    candidates: list[CandidateFact] = []
-    said: set[tuple[str | None, object, str]] = set()
     read = list(zip(clauses, readings, strict=True))
     if not any(f.attribute == "relationship_status" for found in readings for f in found):
         read += spouse_in_turn(text, cased)
+    # "as a vegan, is honey ok??": an aside read from the whole turn, questions included.
+    held = {f.attribute for _, found in read for f in found}
+    asides = [f for f in read_asides(text) if f.attribute not in held]
+    if asides:
+        read.append((Clause(text, cased, None), asides))
+    candidates: list[CandidateFact] = []
+    said: set[tuple[str | None, object, str]] = set()
     for clause, findings in read:
         for finding in findings:
             spec = schema.get(finding.attribute)

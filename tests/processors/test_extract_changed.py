@@ -161,3 +161,29 @@ def test_no_home_is_read_or_asked_about(text: str) -> None:
 )
 def test_a_value_left_behind_is_asked_about(text: str, asks: bool) -> None:
     assert bool([c for c in read(text, ask=True) if c.question]) == asks
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("i don't pay monthly, it's yearly", ("billing_cycle", "annual")),
+        ("we don't run sql server, it's all postgres", ("database", "PostgreSQL")),
+    ],
+)
+def test_a_denial_then_its_replacement_reads_the_replacement(
+    text: str, expected: tuple[str, str]
+) -> None:
+    assert expected in slots(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "not vegan, it's not that simple",  # the replacement is denied too
+        "im not allergic to penicillin after all, the retest was negative",  # no replacement
+    ],
+)
+def test_a_denial_without_a_replacement_is_asked_about(text: str) -> None:
+    said = read(text, ask=True)
+    assert [c for c in said if c.question]
+    assert not [c for c in said if c.attribute in {"diet", "allergies"} and not c.question]

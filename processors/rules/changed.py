@@ -158,11 +158,11 @@ def _known_place(words: list[str], *, native: bool) -> tuple[str, str, int] | No
         place = " ".join(words[:size])
         if place.casefold() in PLANS or place.casefold() in STOPWORDS:
             return None  # "moved to Basic" is a plan; "Basic" is also a Nevada town's old name
-        town = gazetteer.city(place)
-        # A city by its own name, or by a native spelling ("París"); an English word that is
-        # some town's other name ("Basic") is no city.
-        own_name = town is not None and town.name.casefold() == place.casefold()
-        if town is not None and (own_name or native or not place.isascii()):
+        # A city by its own name or a native spelling ("París", and in a Spanish or
+        # Portuguese turn "Lisboa"); an English word that is some town's other name
+        # ("Basic") is no city.
+        town = gazetteer.city(place) if native else gazetteer.city_by_name(place)
+        if town is not None:
             return "home_city", town.name, size
         if gazetteer.country(place) is not None or gazetteer.region(place) is not None:
             kind = place_kind(place, cased=False)

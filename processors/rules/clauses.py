@@ -44,8 +44,9 @@ _CLAUSE_BREAK = re.compile(
     r"(?=(?:i|i'm|i've|i'll|my|we|we're|we've|our|please|you\s+can\s+call|call\s+me|it|it's|"
     r"that|that's|this|he|she|they|you)\b)"
     r"|,\s+(?=(?:i|i'm|i've|my|we|our)\b)|,?\s+but\s+"
-    # "I'm allergic to sesame, so no bagels": a consequence after a comma is a clause of its own.
-    r"|,\s+so\s+"
+    # "I'm allergic to sesame, so no bagels": a consequence after a comma is a clause of its own,
+    # as is one with no comma that denies ("lactose intolerant so no cheese").
+    r"|,\s+so\s+|\s+so\s+(?=(?:no|not|never)\b)"
     # "…worth it now that I'm a head chef": the reason is a statement too.
     r"|,?\s+now\s+that\s+(?=(?:i|i'm|i've|we|we're|we've)\b)"
     # "…, don't suggest mongo": an instruction is its own clause, and its negation is not the

@@ -23,7 +23,7 @@ import pycountry
 
 from slotwise.processors.rules.words import COUNTRIES, LANGUAGES, REGIONS
 
-__all__ = ["City", "city", "country", "is_timezone", "language", "region"]
+__all__ = ["City", "city", "city_by_name", "country", "is_timezone", "language", "region"]
 
 _LATIN = re.compile(r"^[A-Za-zÀ-ɏ' .-]+$")
 # Cities whose name is also a common English word or a country: never a city from text alone.
@@ -69,6 +69,15 @@ def _cities() -> dict[str, City]:
 def city(name: str) -> City | None:
     """The most populous city called ``name`` (or known by it), case-insensitively."""
     return _cities().get(name.casefold())
+
+
+def city_by_name(name: str) -> City | None:
+    """The city called ``name`` by its own name or a native spelling ("París"), never by an
+    English word that is some town's other name ("Basic", "Google")."""
+    town = city(name)
+    if town is None or (town.name.casefold() != name.casefold() and name.isascii()):
+        return None
+    return town
 
 
 @cache

@@ -142,6 +142,8 @@ def job_title(raw: str) -> str | None:
     if alias is not None:
         return alias
     words = title.lower().split()
+    if words and words[-1] in ("dev", "devs"):
+        words[-1] = "developer"  # "senior backend dev"
     if not 0 < len(words) <= 5 or not JOB_HEADS & set(words):
         return None
     if set(words) & (STOPWORDS - {"of", "and", "&"}) or not all(

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from slotwise.processors.extract import extract_records
+from slotwise.processors.rules import gazetteer
 from slotwise.processors.rules.changed import read_changed
 from slotwise.processors.rules.clauses import Clause
 from slotwise.processors.schema import AttributeSchema
@@ -187,3 +188,10 @@ def test_a_denial_without_a_replacement_is_asked_about(text: str) -> None:
     said = read(text, ask=True)
     assert [c for c in said if c.question]
     assert not [c for c in said if c.attribute in {"diet", "allergies"} and not c.question]
+
+
+def test_a_town_known_by_an_english_word_is_no_city() -> None:
+    assert gazetteer.city_by_name("Google") is None  # Topeka's name for a month in 2010
+    assert gazetteer.city_by_name("Basic") is None
+    town = gazetteer.city_by_name("París")
+    assert town is not None and town.name == "Paris"

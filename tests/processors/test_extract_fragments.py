@@ -66,3 +66,28 @@ def test_a_fragment_of_chat_is_read(text: str, expected: set[tuple[str, object]]
 )
 def test_a_look_alike_fragment_is_not_read(text: str, absent: str) -> None:
     assert absent not in {attribute for attribute, _ in slots(text)}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "i'm a nurse in auckland, night shifts",
+            {("job_title", "nurse"), ("home_city", "Auckland")},
+        ),
+        (
+            "senior backend dev at monzo",
+            {("employer", "Monzo"), ("job_title", "senior backend developer")},
+        ),
+        ("been at google for 3 years now", {("employer", "Google")}),
+        ("me and my partner moved to bristol last year", {("home_city", "Bristol")}),
+        ("i live with my girlfriend in porto", {("home_city", "Porto")}),
+        ("lactose intolerant so no cheese for me", {("medical_conditions", "lactose intolerance")}),
+    ],
+)
+def test_a_bio_line_is_read(text: str, expected: set[tuple[str, object]]) -> None:
+    assert expected <= slots(text)
+
+
+def test_a_job_in_no_known_place_reads_no_home() -> None:
+    assert slots("I'm a nurse in the ICU") == set()

@@ -131,7 +131,7 @@ def read_introduction(clause: Clause) -> list[Finding]:
 
 _HOME = compile_all(
     rf"^I(?:'ve|\s+have)?{ADVERBS}\s+(?:live|reside|(?:moved|relocated)(?:\s+back|\s+over|"
-    rf"\s+out)?)\s+(?:in|to)\s+(?P<rest>.+)$",
+    rf"\s+out)?)(?:\s+with\s+(?:my|our)\s+\w+(?:\s+\w+)?)?\s+(?:in|to)\s+(?P<rest>.+)$",
     rf"^{AM}\s+(?:based|living|settled|located|residing)\s+(?:in|out\s+of)\s+(?P<rest>.+)$",
 )
 _FROM = compile_all(

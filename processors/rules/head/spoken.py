@@ -193,7 +193,7 @@ def read_new_job(clause: Clause) -> list[Finding]:
         if named is None or not _NEW_JOB_AFTER.match(named[1]):
             return []
         org = named[0]
-        if org.lower() in STOPWORDS or gazetteer.city(org) is not None or gazetteer.country(org):
+        if org.lower() in STOPWORDS or gazetteer.city_by_name(org) or gazetteer.country(org):
             return []
         return [Finding("employer", org, f"User works at {org}.")]
     return []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from slotwise.processors.rules import gazetteer
 from slotwise.processors.rules.clauses import Clause
 from slotwise.processors.rules.findings import DIRECT, INFERRED, Finding
 from slotwise.processors.rules.head.matching import AM, compile_all, first_match, say
@@ -105,7 +106,34 @@ def _works(org: str | None, title: str | None) -> str:
     return f"User works at {org}{role}." if org else f"User works{role}."
 
 
+# "I'm a nurse in auckland": the job, and the place the speaker works it in, their home.
+_TITLE_IN = re.compile(
+    rf"^{AM}\s+(?:a|an)\s+(?P<title>[\w\s/&-]+?)\s+(?:in|based\s+in|out\s+of)\s+(?P<rest>.+)$", _I
+)
+
+
+def _title_in_place(clause: Clause) -> list[Finding]:
+    found = _TITLE_IN.match(clause.text)
+    title = None if found is None else job_title(found["title"])
+    if found is None or title is None:
+        return []
+    named = proper_noun(strip_the(found["rest"]), clause.cased, limit=3)
+    if named is None or not BOUNDARY.match(named[1]):
+        return []
+    town, country = gazetteer.city_by_name(named[0]), gazetteer.country(named[0])
+    if town is not None:
+        where = Finding("home_city", town.name, f"User lives in {town.name}.")
+    elif country is not None:
+        where = Finding("home_country", country, f"User lives in {country}.")
+    else:
+        return []  # "a nurse in the ICU", "a teacher in a primary school"
+    return [Finding("job_title", title, say(clause, named[0])), where]
+
+
 def read_employer(clause: Clause) -> list[Finding]:
+    placed = _title_in_place(clause)
+    if placed:
+        return placed
     found = _TITLE_AT.match(clause.text)
     if found is not None:
         title = job_title(found["title"])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from dataclasses import replace
 from datetime import datetime
 from itertools import islice
 
@@ -355,6 +356,11 @@ def _read(clause: Clause) -> list[Finding]:
     return [f for f in found if f.attribute is not None or not changed] + changed
 
 
+_NOT_ASIDE = re.compile(
+    r",\s*(?:and\s+|but\s+)?not\s+(?:in\s+|at\s+|on\s+|the\s+)?[\w'-]+(?:\s+[\w'-]+)?\s*$", re.I
+)
+
+
 def _read_now(clause: Clause) -> list[Finding]:
     negated = bool(NEGATION.search(clause.text))
     corrected = (
@@ -362,6 +368,12 @@ def _read_now(clause: Clause) -> list[Finding]:
     )
     if corrected:
         return corrected
+    if negated:
+        # "i live in manchester now, not leeds": the denial is a trailing aside; the rest is
+        # the statement, read as if nothing were denied.
+        kept = _NOT_ASIDE.sub("", clause.text)
+        if kept != clause.text and kept and not NEGATION.search(kept):
+            clause, negated = replace(clause, text=kept), False
     found = _head(clause, negated)
     if not negated:
         seen = {_family(f.attribute) for f in found}

@@ -101,7 +101,8 @@ MARKER = re.compile(
 OTHER = re.compile(
     r"^(?:(?:my|our|his|her|their)\s+(?:sister|brother|mom|mum|mother|dad|father|friend|"
     r"partner|husband|wife|boss|manager|colleague|coworker|son|daughter|cousin|aunt|uncle|"
-    r"girlfriend|boyfriend|roommate|flatmate|neighbou?r|parents?|kids?)|he|she|"
+    r"girlfriend|boyfriend|roommate|flatmate|neighbou?r|parents?|kids?|office|company|firm|"
+    r"employer|startup|school|team|landlord)|he|she|"
     r"(?!(?:today|yesterday|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
     r"this|that|it|there|work|life)\b)[A-Z][a-z]+\s+(?:is|was|has|moved|left|got)|"
     # "sarah from accounting is leaving": someone introduced by where they are from.

@@ -195,3 +195,19 @@ def test_a_town_known_by_an_english_word_is_no_city() -> None:
     assert gazetteer.city_by_name("Basic") is None
     town = gazetteer.city_by_name("París")
     assert town is not None and town.name == "Paris"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("i live in manchester now, not leeds", ("home_city", "Manchester")),
+        ("i'm freelance now", ("employer", "self-employed")),
+        ("we bumped up to the enterprise tier", ("plan", "Enterprise")),
+    ],
+)
+def test_a_trailing_denial_leaves_the_statement_read(text: str, expected: tuple[str, str]) -> None:
+    assert expected in slots(text)
+
+
+def test_the_office_moving_is_not_the_speakers_move() -> None:
+    assert not [c for c in read("our office moved to dublin", ask=True) if c.question]

@@ -170,7 +170,7 @@ _NEW_JOB_AFTER = re.compile(
 )
 _SELF = re.compile(
     r"\b(?:going|gone|went)\s+(?:freelance|solo)|\bcontracting\s+for\s+myself\b|"
-    r"^I(?:'m|\s+am)\s+(?:now\s+)?(?:self-employed|freelancing|a\s+freelancer)\b|"
+    r"^I(?:'m|\s+am)\s+(?:now\s+)?(?:self-employed|freelancing|freelance|a\s+freelancer)\b|"
     r"\bwent\s+solo\b|\bstarted\s+freelancing\b",
     _I,
 )

@@ -77,7 +77,7 @@ _JOINED = compile_all(
 )
 _NEW_JOB_AS = re.compile(
     rf"^I(?:'ve|\s+have)?{ADVERBS}\s+(?:started|got|landed|took|accepted|began)\s+(?:a|my)\s+"
-    r"(?:new\s+)?(?:job|role|position)\s+as\s+(?:a|an)\s+(?P<title>[\w\s/&-]+?)"
+    r"(?:new\s+)?(?:job|role|position)\s+as\s+(?:a\s+|an\s+)?(?P<title>[\w\s/&-]+?)"
     r"(?:\s+(?:at|with)\s+(?P<rest>.+?))?(?P<after>(?:\s+(?:last|this|in|on|since|two|a)\b.*)?)$",
     _I,
 )
@@ -250,7 +250,7 @@ _PLAN_LEAD = compile_all(
     rf"^(?:I|we)(?:'m|'re|\s+am|\s+are|'ve\s+been|\s+have\s+been){ADVERBS}\s+on\s+"
     r"(?:the\s+|a\s+|an\s+|our\s+|my\s+)?"
     r"(?P<rest>.+)$",
-    rf"^(?:I|we)(?:'ve|\s+have)?{ADVERBS}\s+(?:upgraded|downgraded|switched|moved|changed|"
+    rf"^(?:I|we)(?:'ve|\s+have)?{ADVERBS}\s+(?:upgraded|downgraded|switched|moved|changed|bumped\s+up|"
     r"subscribed|signed\s+up)(?:\s+(?:my|our)\s+(?:plan|account|subscription|workspace))?\s+"
     r"(?:to|for)\s+(?:the\s+|a\s+|an\s+)?(?P<rest>.+)$",
     r"^(?:my|our)\s+(?:current\s+)?(?:plan|subscription|tier)\s+is\s+(?:now\s+)?(?:the\s+|a\s+)?"

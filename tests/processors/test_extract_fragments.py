@@ -91,3 +91,24 @@ def test_a_bio_line_is_read(text: str, expected: set[tuple[str, object]]) -> Non
 
 def test_a_job_in_no_known_place_reads_no_home() -> None:
     assert slots("I'm a nurse in the ICU") == set()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("moved back home to cork", ("home_city", "Cork")),
+    ],
+)
+def test_a_home_returned_to_is_read(text: str, expected: tuple[str, str]) -> None:
+    assert expected in slots(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my partner and i just bought a house in leeds",  # bought, not yet moved
+        "my sister bought a house in leeds",  # someone else's house
+    ],
+)
+def test_a_house_bought_is_no_home_yet(text: str) -> None:
+    assert slots(text) == set()

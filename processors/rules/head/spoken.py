@@ -74,7 +74,8 @@ _HOME = tuple(
     for p in (
         # "based out of austin" is a home; "moved out of london" is one left behind.
         rf"^{_WE}{ADVERBS}\s+(?:been\s+)?(?:(?:live|living|based|settled|moved|relocated)"
-        r"(?:\s+(?:back|up|over|out|down))?\s+(?:in|to)|(?:based|living)\s+out\s+of)\s+(?P<rest>.+)$",
+        r"(?:\s+(?:back|up|over|out|down))?(?:\s+home)?\s+(?:in|to)|(?:based|living)\s+out\s+of)\s+"
+        r"(?P<rest>.+)$",
         r"\b(?:keys\s+to\s+(?:the|our|my|a)\s+new\s+(?:place|flat|house|apartment|home)|"
         r"(?:new|our|my)\s+(?:place|flat|house|apartment)|signed\s+(?:the|a)\s+lease|"
         r"unpacked\s+the\s+last\s+box(?:es)?)\s+in\s+(?P<rest>.+?)(?:\s+(?:is|was|has|feels)\b.*)?$",

@@ -17,7 +17,7 @@ from slotwise.processors.dates import Tense
 from slotwise.processors.rules.chat import restore_subject
 from slotwise.processors.rules.words import IRREGULAR_PAST
 
-__all__ = ["MAX_CLAUSE_CHARS", "NEGATION", "Clause", "split_clauses"]
+__all__ = ["MAX_CLAUSE_CHARS", "NEGATION", "Clause", "split_clauses", "without_denial_aside"]
 
 # A bound on work per clause: a pasted document is not a chat statement about the user.
 MAX_CLAUSE_CHARS = 400
@@ -180,3 +180,16 @@ def _tense(clause: str) -> Tense | None:
     if _PAST.search(first_words) or any(w.lower() in IRREGULAR_PAST for w in clause.split()[:4]):
         return "past"
     return None
+
+
+_DENIAL_ASIDE = re.compile(
+    r",\s*(?:and\s+|but\s+)?not\s+(?:in\s+|at\s+|on\s+|the\s+)?[\w'-]+(?:\s+[\w'-]+)?\s*$",
+    re.IGNORECASE,
+)
+
+
+def without_denial_aside(text: str) -> str | None:
+    """ "i live in manchester now, not leeds" → "i live in manchester now": the statement a
+    trailing denial leaves, when nothing else in it is denied; else None."""
+    kept = _DENIAL_ASIDE.sub("", text)
+    return kept if kept != text and kept and not NEGATION.search(kept) else None

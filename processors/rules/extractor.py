@@ -19,7 +19,12 @@ from slotwise.processors.rules.asides import read_asides
 from slotwise.processors.rules.changed import read_changed
 from slotwise.processors.rules.chat import expand
 from slotwise.processors.rules.classifier import ExemplarClassifier
-from slotwise.processors.rules.clauses import NEGATION, Clause, split_clauses
+from slotwise.processors.rules.clauses import (
+    NEGATION,
+    Clause,
+    split_clauses,
+    without_denial_aside,
+)
 from slotwise.processors.rules.corrections import read_correction, read_replacement
 from slotwise.processors.rules.derived import implied_timezone
 from slotwise.processors.rules.erasure import ErasureRequest, read_erasure
@@ -356,11 +361,6 @@ def _read(clause: Clause) -> list[Finding]:
     return [f for f in found if f.attribute is not None or not changed] + changed
 
 
-_NOT_ASIDE = re.compile(
-    r",\s*(?:and\s+|but\s+)?not\s+(?:in\s+|at\s+|on\s+|the\s+)?[\w'-]+(?:\s+[\w'-]+)?\s*$", re.I
-)
-
-
 def _read_now(clause: Clause) -> list[Finding]:
     negated = bool(NEGATION.search(clause.text))
     corrected = (
@@ -368,12 +368,9 @@ def _read_now(clause: Clause) -> list[Finding]:
     )
     if corrected:
         return corrected
-    if negated:
-        # "i live in manchester now, not leeds": the denial is a trailing aside; the rest is
-        # the statement, read as if nothing were denied.
-        kept = _NOT_ASIDE.sub("", clause.text)
-        if kept != clause.text and kept and not NEGATION.search(kept):
-            clause, negated = replace(clause, text=kept), False
+    kept = without_denial_aside(clause.text) if negated else None
+    if kept is not None:
+        clause, negated = replace(clause, text=kept), False
     found = _head(clause, negated)
     if not negated:
         seen = {_family(f.attribute) for f in found}

@@ -112,3 +112,33 @@ def test_a_home_returned_to_is_read(text: str, expected: tuple[str, str]) -> Non
 )
 def test_a_house_bought_is_no_home_yet(text: str) -> None:
     assert slots(text) == set()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "i have a rescue greyhound named Pixel and a cat named Chairman Meow",
+            {("pets", "dog named Pixel"), ("pets", "cat named Chairman Meow")},
+        ),
+        (
+            "two cats (mango & kiwi), one husband",
+            {("pets", "cat named Mango"), ("pets", "cat named Kiwi")},
+        ),
+        ("married, one kid, a cat called Pudding", {("pets", "cat named Pudding")}),
+    ],
+)
+def test_a_named_pet_in_passing_is_read(text: str, expected: set[tuple[str, object]]) -> None:
+    assert expected <= slots(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a friend just adopted a kitten called sushi",  # the friend's
+        "my sister has a dog named Rex",  # the sister's
+        "my neighbour's cat called Tom keeps visiting",  # the neighbour's
+    ],
+)
+def test_someone_elses_pet_is_not_read(text: str) -> None:
+    assert not {s for s in slots(text) if s[0] == "pets"}

@@ -11,6 +11,7 @@ from slotwise.processors.rules.findings import Rule
 from slotwise.processors.rules.head.family import (
     read_no_children,
     read_parent_of,
+    read_pets_in_passing,
     read_possessions,
     read_relationship,
 )

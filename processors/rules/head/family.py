@@ -7,11 +7,18 @@ import re
 from slotwise.processors.rules.clauses import Clause
 from slotwise.processors.rules.findings import INFERRED, Finding
 from slotwise.processors.rules.head.matching import AM, compile_all, first_match, say
+from slotwise.processors.rules.head.spoken import own_or_bare
 from slotwise.processors.rules.values import STATE_AFTER, split_items
 from slotwise.processors.rules.wording import ADVERBS
 from slotwise.processors.rules.words import NUMBERS, SPECIES
 
-__all__ = ["read_no_children", "read_parent_of", "read_possessions", "read_relationship"]
+__all__ = [
+    "read_no_children",
+    "read_parent_of",
+    "read_pets_in_passing",
+    "read_possessions",
+    "read_relationship",
+]
 
 _I = re.IGNORECASE
 
@@ -172,3 +179,70 @@ def read_relationship(clause: Clause) -> list[Finding]:
         status = "married"
     text = f"User is {status}." if changed else say(clause)
     return [Finding("relationship_status", status, text)]
+
+
+# Breeds and young ones are stored as their kind: "a rescue greyhound named Pixel" is a dog.
+_KIND = {
+    **{breed: "dog" for breed in (
+        "golden retriever labrador corgi husky beagle poodle pug dachshund chihuahua "
+        "german shepherd border collie bulldog terrier greyhound whippet lurcher spaniel "
+        "collie retriever schnauzer rottweiler doodle puppy"
+    ).split()},
+    "kitten": "cat",
+}  # fmt: skip
+# Case-sensitive inside the case-insensitive pattern: a name is capitalised when the turn is.
+_CASED_NAME = r"(?-i:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2})"
+_PLAIN_NAME = r"[a-z][\w'-]*"
+_KINDS = rf"(?P<species>{_SPECIES_NAMES}|german\s+shepherd|greyhound|whippet|lurcher|spaniel|"
+_KINDS += r"collie|retriever|schnauzer|rottweiler|doodle)"
+_ONE_PET = r"(?:^|,\s*|\b(?:and|with|plus|have|got|adopted|rescued)\s+)(?:a|an|one|my|our)\s+"
+_ONE_PET += r"(?:[\w-]+\s+){0,3}?"
+_MANY_PETS = r"(?:^|,\s*|\band\s+|\bwith\s+|\bhave\s+)(?P<n>two|2)\s+(?:[\w-]+\s+)?"
+_NAMED = r"\s+(?:named|called)\s+"
+
+
+def _pets_pattern(name: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    return (
+        re.compile(rf"{_ONE_PET}{_KINDS}{_NAMED}(?P<name>{name})\b", _I),
+        re.compile(
+            rf"{_MANY_PETS}{_KINDS}(?:{_NAMED}|\s*\(\s*)(?P<a>{name})\s*(?:&|\band\b|,)\s*"
+            rf"(?P<b>{name})\b",
+            _I,
+        ),
+    )
+
+
+_PETS_CASED, _PETS_PLAIN = _pets_pattern(_CASED_NAME), _pets_pattern(_PLAIN_NAME)
+# Someone named before the pet may be its owner ("a friend just adopted a kitten called sushi").
+_PERSON = re.compile(
+    r"\b(?:friend|sister|brother|mum|mom|mother|dad|father|parents?|neighbou?r|colleague|"
+    r"coworker|cousin|aunt|uncle|son|daughter|partner|husband|wife|boyfriend|girlfriend|boss|"
+    r"roommate|flatmate|kids?|he|she|they)(?:'s\b|\s+(?:\w+\s+)?(?:has|have|had|got|just|"
+    r"adopted|rescued|owns|bought|took|brought)\b)",
+    _I,
+)
+_NOT_NAMES = frozenset({"after", "because", "since", "for", "and", "but", "who", "which", "that"})
+
+
+def read_pets_in_passing(clause: Clause) -> list[Finding]:
+    """ "a cat called Pudding", "two cats (mango & kiwi)", "a rescue greyhound named Pixel":
+    each named pet the speaker mentions as theirs, wherever in the clause."""
+    if re.match(r"^(?:my|our)\s+\w+'s\b", clause.text, _I) or not own_or_bare(clause):
+        return []
+    one, many = _PETS_CASED if clause.cased else _PETS_PLAIN
+    named: list[tuple[str, str]] = []
+    for found in one.finditer(clause.text):
+        if not _PERSON.search(clause.text[: found.start()]):
+            named.append((found["species"], found["name"]))
+    for found in many.finditer(clause.text):
+        if not _PERSON.search(clause.text[: found.start()]):
+            named += [(found["species"], found["a"]), (found["species"], found["b"])]
+    pets: list[Finding] = []
+    for species, name in named:
+        if name.lower() in _NOT_NAMES:
+            continue
+        key = " ".join(species.lower().split())
+        kind = _KIND.get(key) or _KIND.get(SPECIES.get(key, key), SPECIES.get(key, key))
+        value = f"{kind} named {name[:1].upper() + name[1:]}"
+        pets.append(Finding("pets", value, f"User has a {value}.", INFERRED))
+    return pets

@@ -37,8 +37,8 @@ CUES: dict[str, re.Pattern[str]] = {
     for attribute, pattern in {
         "home_city": r"live\b|living\b|lives\b|relocat|flat\b|apartment|lease\b|"
         # A move of home, not "moved me to the payments team" or "moved the call".
-        r"mov(?:e|ed|ing)\s+(?:to|in|into|out|back|house|home|here|there|away|abroad|over|"
-        r"across|cities|countries|is|was)\b|moving\b(?!\s+(?:me|the|our|my|it|on|forward))|"
+        r"\bmov(?:e|ed|es|ing)\b(?!\s+(?:me|us|him|her|them|it|onto|forward|on\s+from|the\s+"
+        r"(?:meeting|call|standup|date|deadline|car|money))\b)|"
         r"movers|mud[eé]|mudamos|mudei|home\s+now|is\s+home|commute|neighbou?rhood|landlord|"
         r"new\s+(?:place|house|home)\b",
         "employer": r"notice\b|last\s+day\s+at|laid\s+off|let\s+go\b|fired\b|quit\s+(?:my\s+)?job|"
@@ -101,8 +101,7 @@ MARKER = re.compile(
 OTHER = re.compile(
     r"^(?:(?:my|our|his|her|their)\s+(?:sister|brother|mom|mum|mother|dad|father|friend|"
     r"partner|husband|wife|boss|manager|colleague|coworker|son|daughter|cousin|aunt|uncle|"
-    r"girlfriend|boyfriend|roommate|flatmate|neighbou?r|parents?|kids?|office|company|firm|"
-    r"employer|startup|school|team|landlord)|he|she|"
+    r"girlfriend|boyfriend|roommate|flatmate|neighbou?r|parents?|kids?|office|landlord)|he|she|"
     r"(?!(?:today|yesterday|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
     r"this|that|it|there|work|life)\b)[A-Z][a-z]+\s+(?:is|was|has|moved|left|got)|"
     # "sarah from accounting is leaving": someone introduced by where they are from.

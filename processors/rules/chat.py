@@ -29,8 +29,6 @@ _SHORTHAND: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\bi'll\b", "I'll", _I),
         (r"\bi\b", "I", 0),
         (r"\bw/", "with", _I),
-        # "me and my partner moved to bristol": the speaker and their household are "we".
-        (r"^(?:me\s+and\s+(?:my|the)\s+\w+|my\s+\w+\s+and\s+(?:I|me))\b", "we", _I),
         (r"(?<=\w)\s+w\s+(?=\w)", " with ", 0),
         (r"(?<=\w)\s+n\s+(?=\w)", " and ", 0),
         (r"\brn\b", "right now", 0),

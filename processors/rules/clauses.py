@@ -130,6 +130,15 @@ _FUTURE = re.compile(
 _PAST = re.compile(r"\b(?:was|were|did|ago|yesterday|last|\w+ed)\b", re.IGNORECASE)
 
 
+# "me and my partner moved to bristol": the speaker and their household move, or live, as
+# "we" (the clause would otherwise split at "and my").
+_HOUSEHOLD_MOVE = re.compile(
+    r"^(?:me\s+and\s+(?:my|the)\s+\w+|my\s+\w+\s+and\s+(?:I|me))(?=\s+(?:just\s+|finally\s+|"
+    r"recently\s+)?(?:moved|relocated|live|are\s+(?:based|living)|have\s+lived|now\s+live)\b)",
+    re.IGNORECASE,
+)
+
+
 def split_clauses(text: str, *, cased: bool | None = None) -> Iterator[Clause]:
     """The clauses of ``text``; ``cased`` says whether the writer uses capitals (by default,
     whether ``text`` has any), which tells a proper noun from a common word."""
@@ -139,6 +148,7 @@ def split_clauses(text: str, *, cased: bool | None = None) -> Iterator[Clause]:
         sentence = _strip_fillers(raw_sentence.strip())
         if not sentence or sentence.endswith("?") or _QUESTION_START.match(sentence):
             continue
+        sentence = _HOUSEHOLD_MOVE.sub("we", sentence)
         carried = ""
         for raw_clause in _CLAUSE_BREAK.split(_LEADING_REASON.sub(r"\g<said>; ", sentence)):
             # A condition governs its own clause and what follows it ("if I get the job,

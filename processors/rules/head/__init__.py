@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from slotwise.processors.rules.findings import Rule
 from slotwise.processors.rules.head.family import (
+    read_named_pets,
     read_no_children,
     read_parent_of,
-    read_pets_in_passing,
     read_possessions,
     read_relationship,
 )
@@ -99,6 +99,7 @@ ALSO_RULES: tuple[Rule, ...] = (
     read_children,
     read_hobbies,
     read_contact_in_passing,
+    read_named_pets,
     read_pets_in_passing,
 )
 # A negated clause says what is not so; only these rules can represent that.

@@ -13,9 +13,9 @@ from slotwise.processors.rules.wording import ADVERBS
 from slotwise.processors.rules.words import NUMBERS, SPECIES
 
 __all__ = [
+    "read_named_pets",
     "read_no_children",
     "read_parent_of",
-    "read_pets_in_passing",
     "read_possessions",
     "read_relationship",
 ]
@@ -224,7 +224,7 @@ _PERSON = re.compile(
 _NOT_NAMES = frozenset({"after", "because", "since", "for", "and", "but", "who", "which", "that"})
 
 
-def read_pets_in_passing(clause: Clause) -> list[Finding]:
+def read_named_pets(clause: Clause) -> list[Finding]:
     """ "a cat called Pudding", "two cats (mango & kiwi)", "a rescue greyhound named Pixel":
     each named pet the speaker mentions as theirs, wherever in the clause."""
     if re.match(r"^(?:my|our)\s+\w+'s\b", clause.text, _I) or not own_or_bare(clause):

@@ -125,7 +125,8 @@ _CORRECTS = re.compile(
     r"done\s+with|instead\s+of|replaced|swapped)\b",
     _I,
 )
-# "still in Tacoma and not going anywhere": the held value is re-affirmed, not corrected.
+# "still in Tacoma and not going anywhere": the clause re-affirms the held value, it does not
+# correct it.
 _STILL = re.compile(r"\bstill\b", _I)
 # A move, or a home that has lasted since some time: either way a held zone may be stale.
 _MOVE = re.compile(
@@ -168,14 +169,10 @@ def unsure_questions(
         if slot is not None and slot not in placed:
             placed.add(slot)
             asked.append(_question(observation, slot, said, len(asked)))
-    if (
-        not placed
-        and not _STILL.search(observation.text)
-        and any(
-            _CORRECTS.search(c.text)
-            for c in clauses
-            if not (NOT_NOW.search(c.text) or OTHER.match(c.text))
-        )
+    if not placed and any(
+        _CORRECTS.search(c.text)
+        for c in clauses
+        if not (NOT_NOW.search(c.text) or OTHER.match(c.text) or _STILL.search(c.text))
     ):
         asked.append(_question(observation, None, observation.text, len(asked)))
     homes = [c for c in found if c.attribute == "home_city" and isinstance(c.value, str)]

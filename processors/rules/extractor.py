@@ -18,6 +18,7 @@ from slotwise.processors.ports import Embedder
 from slotwise.processors.rules.asides import read_asides
 from slotwise.processors.rules.changed import read_changed
 from slotwise.processors.rules.chat import expand
+from slotwise.processors.rules.civil import read_civil
 from slotwise.processors.rules.classifier import ExemplarClassifier
 from slotwise.processors.rules.clauses import (
     NEGATION,
@@ -259,6 +260,8 @@ def _read_turn(
     asides = [f for f in read_asides(text) if f.attribute not in held]
     if asides:
         read.append((Clause(text, cased, None), asides))
+    # Dated by the turn, not by the date it states: a birth date is no start of validity.
+    read.append((Clause("", cased, None), read_civil(text, observation.observed_at)))
     candidates: list[CandidateFact] = []
     said: set[tuple[str | None, object, str]] = set()
     for clause, findings in read:

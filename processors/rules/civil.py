@@ -1,0 +1,143 @@
+"""Civil details read from the whole turn: a date of birth and a postal address.
+
+Both are read before the turn is cut into clauses, and with the day it was said:
+an address runs across commas ("5 Rue des Lilas, 75019 Paris") that the clause
+splitter cuts, and a birthday told as an age ("I turned 25 on Sunday", "turning
+30 tomorrow!!") is a date only once that day is known: the day of the birthday,
+that many years back.
+
+Only the speaker's own: "my son turned 5 today" and "my mum's address is …" are
+someone else's, a question or a plan states nothing, and an address must carry a
+number (a house number or a postcode) to be one.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime
+
+from slotwise.processors.dates import Tense, find_date, parse_calendar_date
+from slotwise.processors.rules.findings import Finding
+
+__all__ = ["read_civil"]
+
+_I = re.IGNORECASE
+
+# Someone else's, a question, or not now: nothing in the sentence is read.
+_NOT_OWN = re.compile(
+    r"\?|\b(?:if\s+(?:i|we)|would|might|maybe|planning|hope|wish|old|previous|former|used\s+to|"
+    r"(?:my|our|his|her|their)\s+(?:sister|brother|mom|mum|mother|dad|father|friend|partner|"
+    r"husband|wife|boss|son|daughter|kid|cousin|aunt|uncle|girlfriend|boyfriend|parents?|"
+    r"grand\w+|office|company|work|landlord)\b|\w+'s\s+(?:new\s+)?(?:address|birthday)|"
+    # Reported or role-played: "DAN knows my address is …", "pretend my birthday is …".
+    r"knows?|says?|said|thinks?|tells?|told|pretend|imagine|you\s+are\s+now|act\s+as)",
+    _I,
+)
+_SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
+
+# "my birthday's 3 march 1994", "dob: 1988-02-09", "I was born on March 3, 1990".
+_BIRTH_WORDS = re.compile(
+    r"(?:\bmy\s+(?:birthday|birth\s*date|date\s+of\s+birth|dob|d\.o\.b\.?)|^\s*(?:birthday|"
+    r"date\s+of\s+birth|dob|d\.o\.b\.?)|\bI\s+was\s+born|^\s*born)\b(?P<rest>.{0,40})",
+    _I,
+)
+_NUMBER_WORDS = {
+    word: n
+    for n, word in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+        "fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+} | {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80}
+_AGE = r"(\d{1,3}|" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")"
+# "I turned 25 on Sunday", "turning 30 tomorrow", "it's my 21st birthday today",
+# "I'm 40 today": the speaker's age on a day the sentence names.
+_AGE_ON = re.compile(
+    rf"(?:(?:^|\bI\s+(?:just\s+)?|\bI've\s+just\s+|^\s*just\s+)turn(?:ed|ing)\s+{_AGE}\b"
+    rf"|\bI(?:'m|\s+am)\s+(?:turning\s+)?{_AGE}\s+(?=today|tomorrow)"
+    rf"|\bmy\s+{_AGE}(?:st|nd|rd|th)\s+birthday\b)(?P<rest>.*)",
+    _I,
+)
+_DAY_NAMED = re.compile(
+    r"\b(?:today|tomorrow|yesterday|tonight|on\s+\w+day|last\s+\w+day|this\s+\w+day)\b", _I
+)
+
+# "my new address is …", "send letters to …", "address is now …".
+_ADDRESS_INTRO = re.compile(
+    r"(?:\bmy\s+(?:new\s+|home\s+|postal\s+|mailing\s+|billing\s+|shipping\s+|delivery\s+)?"
+    r"address\s+(?:is|'s|=|:)|^\s*(?:new\s+)?address(?:\s+is|:)|\baddress\s+is\s+now\b|"
+    r"\b(?:send|post|mail|ship)\s+(?:letters|post|mail|parcels|packages|deliveries|"
+    r"everything|my\s+\w+)\s+to\b)\s*(?:now\s+)?:?\s*(?P<rest>.+)",
+    _I,
+)
+# Where the address ends: "and my number is…", a new sentence, a bracket, a dash aside.
+_ADDRESS_END = re.compile(
+    r"\s*(?:,?\s+(?:and|but|so|btw|pls|please|thanks|thx)\b|[;()!?]|\s[-\u2013\u2014]\s|"
+    r"\.(?:\s|$)|$)",
+    _I,
+)
+_STREET_NUMBER = re.compile(r"\d")
+_SMALL_WORDS = frozenset("de des du la le les del da do dos das di van von der den y e of".split())
+_POSTCODE = re.compile(r"^(?=.*\d)(?=.*[a-z])[a-z0-9]{2,4}$", _I)
+
+
+def read_civil(text: str, observed_at: datetime) -> list[Finding]:
+    """The speaker's date of birth and postal address, where the turn states them."""
+    found: list[Finding] = []
+    for sentence in _SENTENCES.split(text):
+        if _NOT_OWN.search(sentence):
+            continue
+        born = _birth_date(sentence, observed_at)
+        if born is not None and not any(f.attribute == "date_of_birth" for f in found):
+            found.append(Finding("date_of_birth", born.isoformat(), f"User was born on {born}."))
+        address = _address(sentence)
+        if address is not None and not any(f.attribute == "postal_address" for f in found):
+            found.append(Finding("postal_address", address, f"User's address is {address}."))
+    return found
+
+
+def _birth_date(sentence: str, observed_at: datetime) -> date | None:
+    stated = _BIRTH_WORDS.search(sentence)
+    if stated is not None:
+        return parse_calendar_date(stated.group("rest"))
+    aged = _AGE_ON.search(sentence)
+    if aged is None or not _DAY_NAMED.search(aged.group("rest")):
+        return None
+    word = next(g for g in aged.groups()[:3] if g is not None).lower()
+    age = int(word) if word.isdigit() else _NUMBER_WORDS[word]
+    tense: Tense = "future" if "turning" in aged.group(0).lower() else "past"
+    mention = find_date(aged.group("rest"), observed_at, tense=tense)
+    if mention is None or mention.granularity != "day" or not 0 < age < 120:
+        return None
+    day = mention.when.date()
+    try:
+        return day.replace(year=day.year - age)
+    except ValueError:  # 29 February in a year without one
+        return None
+
+
+def _address(sentence: str) -> str | None:
+    intro = _ADDRESS_INTRO.search(sentence)
+    if intro is None:
+        return None
+    rest = intro.group("rest")
+    if "@" in rest:
+        return None  # an email address
+    end = _ADDRESS_END.search(rest)
+    said = rest[: end.start() if end is not None else len(rest)].strip(" ,.:")
+    # A house number or a postcode, and more than one word: "send it to my work" is no address.
+    if not _STREET_NUMBER.search(said) or len(said.split()) < 3 or len(said) > 120:
+        return None
+    return _tidy(said)
+
+
+def _tidy(said: str) -> str:
+    """Capitalisation tidied: lower-case words capitalised, postcodes upper-cased."""
+    words = []
+    for i, word in enumerate(said.split(" ")):
+        if _POSTCODE.match(word):
+            words.append(word.upper())
+        elif word.islower() and (i == 0 or word not in _SMALL_WORDS) and word[:1].isalpha():
+            words.append("-".join(part[:1].upper() + part[1:] for part in word.split("-")))
+        else:
+            words.append(word)
+    return " ".join(words)

@@ -32,6 +32,12 @@ from slotwise.processors.rules.head.identity import (
     read_origin,
     read_timezone,
 )
+from slotwise.processors.rules.head.personal import (
+    read_contact_preference,
+    read_degree,
+    read_language_level,
+    read_open_pronouns,
+)
 from slotwise.processors.rules.head.spoken import (
     read_children,
     read_contact_in_passing,
@@ -101,6 +107,10 @@ ALSO_RULES: tuple[Rule, ...] = (
     read_contact_in_passing,
     read_named_pets,
     read_pets_in_passing,
+    read_language_level,
+    read_contact_preference,
+    read_open_pronouns,
+    read_degree,
 )
 # A negated clause says what is not so; only these rules can represent that.
 NEGATION_RULES: tuple[Rule, ...] = (read_meatless, read_no_children)

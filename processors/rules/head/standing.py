@@ -166,7 +166,10 @@ _CONTACT = (
     ),
     (
         re.compile(
-            r"\bwhats\s?app\s+(?:me|only)\b|\bwhats\s?app\s+is\s+(?:still\s+)?(?:the\s+)?best\b", _I
+            r"\bwhats\s?app\s+(?:me|only)\b|\bwhats\s?app\s+is\s+(?:still\s+)?(?:the\s+)?best\b"
+            # "whatsapp is best for the group chat" is about a chat, not about reaching me.
+            r"(?!\s+for\s+(?:the|a|our|group|sharing|photos|videos)\b)",
+            _I,
         ),
         "whatsapp",
     ),

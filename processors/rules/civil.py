@@ -64,7 +64,8 @@ _DAY_NAMED = re.compile(
 # "my new address is …", "send letters to …", "address is now …".
 _ADDRESS_INTRO = re.compile(
     r"(?:\bmy\s+(?:new\s+|home\s+|postal\s+|mailing\s+|billing\s+|shipping\s+|delivery\s+)?"
-    r"address\s+(?:is|'s|=|:)|^\s*(?:new\s+)?address(?:\s+is|:)|\baddress\s+is\s+now\b|"
+    r"address\s+(?:is|'s|=|:)|(?:^|[,;]|\b(?:and|so))\s*(?:the\s+)?(?:new\s+)?address(?:\s+is|'s|:)|"
+    r"\baddress\s+is\s+now\b|"
     r"\b(?:send|post|mail|ship)\s+(?:letters|post|mail|parcels|packages|deliveries|"
     r"everything|my\s+\w+)\s+to\b)\s*(?:now\s+)?:?\s*(?P<rest>.+)",
     _I,

@@ -96,8 +96,12 @@ _GREETING = re.compile(
 )
 _QUESTION_START = re.compile(
     r"^(?:who|what|when|where|why|how|which|whose|whom|do|does|did|is|are|am|was|were|can|could|"
-    r"would|will|should|shall|have|has|had|may|might|must|any|anyone|anybody|isn't|aren't|"
-    r"don't|doesn't|didn't|won't|wouldn't|can't|couldn't|shouldn't|haven't|hasn't)\b",
+    r"would|will|should|shall|have|has|had|may|might|must|anyone|anybody|"
+    # "any tips?" asks; "any pronouns are fine" states.
+    r"any(?!\s+\w+\s+(?:is|are)\s+(?:fine|ok|okay|good|great)\b)|"
+    # "don't you think…" asks; "don't call me johnny", "didn't get the job" state.
+    r"(?:isn't|aren't|don't|doesn't|didn't|won't|wouldn't|can't|couldn't|shouldn't|haven't|"
+    r"hasn't)(?=\s+(?:i|you|u|we|they|he|she|it|anyone|anybody|there|that|this)\b))\b",
     re.IGNORECASE,
 )
 _CONDITIONAL = re.compile(

@@ -38,6 +38,7 @@ from slotwise.processors.rules.head.personal import (
     read_language_level,
     read_open_pronouns,
 )
+from slotwise.processors.rules.head.residence import read_home_otherwise
 from slotwise.processors.rules.head.spoken import (
     read_children,
     read_contact_in_passing,
@@ -99,6 +100,7 @@ ALSO_RULES: tuple[Rule, ...] = (
     read_contact_method,
     read_programming,
     read_home_in_passing,
+    read_home_otherwise,
     read_current_location,
     read_new_job,
     read_medications,

@@ -99,7 +99,7 @@ _PLURAL = {"puppy": "puppies", "pony": "ponies", "fish": "fish", "goldfish": "go
 # word for the partner no longer names.
 _NEW_STATUS = re.compile(
     r"\b(?:wedding|married|marry|marrying|engaged|engagement|proposed|propose|honeymoon|"
-    r"vows|eloped|broke\s+up|breakup)\b",
+    r"vows|eloped|broke\s+up|breakup|split(?:ting)?\s+up|separat\w*|divorc\w*|widow\w*)\b",
     _I,
 )
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")

@@ -1,0 +1,60 @@
+"""A home told without the verb "live": "back in Dublin after two years in Berlin",
+"settled in Glasgow now", "home is Lisbon these days", "Denver-based now".
+
+Each names the place the speaker lives now. A visit is not a home: "back in Dublin for
+the weekend", "settled in at the hotel" and "home is where the heart is" are read as
+nothing, and the place must be one the gazetteer knows (a city or a country).
+"""
+
+from __future__ import annotations
+
+import re
+
+from slotwise.processors.rules import gazetteer
+from slotwise.processors.rules.clauses import Clause
+from slotwise.processors.rules.findings import Finding
+from slotwise.processors.rules.head.spoken import own_or_bare
+from slotwise.processors.rules.values import BOUNDARY, proper_noun, strip_the
+
+__all__ = ["read_home_otherwise"]
+
+_I = re.IGNORECASE
+
+_LEAD = r"^(?:(?:and|so|but|finally|anyway|well)\s+)*(?:(?:I|we)(?:'m|'re|\s+am|\s+are)\s+)?"
+_HOME_OTHERWISE = (
+    re.compile(
+        _LEAD + r"(?:now\s+|finally\s+|officially\s+)?(?:back|settled|based)\s+(?:home\s+)?in\s+"
+        r"(?P<rest>.+)$",
+        _I,
+    ),
+    re.compile(r"^(?:(?:and|so|but)\s+)*home\s+is\s+(?:now\s+)?(?P<rest>.+)$", _I),
+    re.compile(_LEAD + r"(?:now\s+)?(?P<rest>[A-Za-z][\w ]{1,30}?)-based\b", _I),
+)
+# A stay, not a home: a visit, a holiday, a span that ends.
+_VISIT = re.compile(
+    r"\b(?:for\s+(?:the|a|an|two|three|few|couple|work|christmas|xmas|easter|holidays?|"
+    r"summer|\d)|until|till|visiting|visit|trip|holiday|vacation|hotel|airbnb|conference|"
+    r"this\s+(?:week|weekend)|tonight|today|heart|where|office|work\s+today)\b|\?",
+    _I,
+)
+
+
+def read_home_otherwise(clause: Clause) -> list[Finding]:
+    text = clause.text
+    if not own_or_bare(clause) or _VISIT.search(text):
+        return []
+    for pattern in _HOME_OTHERWISE:
+        found = pattern.search(text)
+        if found is None:
+            continue
+        named = proper_noun(strip_the(found["rest"]), clause.cased, limit=3)
+        if named is None or not BOUNDARY.match(named[1]):
+            return []
+        town = gazetteer.city_by_name(named[0])
+        if town is not None:
+            return [Finding("home_city", town.name, f"User lives in {town.name}.")]
+        country = gazetteer.country(named[0])
+        if country is not None:
+            return [Finding("home_country", country, f"User lives in {country}.")]
+        return []
+    return []

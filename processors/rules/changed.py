@@ -26,7 +26,7 @@ from slotwise.processors.rules.clauses import NEGATION, Clause
 from slotwise.processors.rules.findings import INFERRED, Finding
 from slotwise.processors.rules.head.spoken import place_kind
 from slotwise.processors.rules.head.standing import own
-from slotwise.processors.rules.unsure import CUES, MARKER, NOT_NOW, OTHER
+from slotwise.processors.rules.unsure import CUES, MANY, MARKER, NOT_NOW, OTHER
 from slotwise.processors.rules.values import proper_noun, strip_the
 from slotwise.processors.rules.words import DEMONYMS, PLANS, STOPWORDS
 
@@ -189,12 +189,6 @@ def _moved_home(clause: Clause) -> list[Finding]:
     return [Finding(attribute, value, f"User lives in {value}.", INFERRED)]
 
 
-# Slots that hold several values: a correction of one ("it's not peanuts, it's tree nuts")
-# takes a value away as well as adding one, which only a human may decide offline.
-_MANY = frozenset(
-    {"allergies", "medical_conditions", "medications", "pets", "languages", "hobbies",
-     "programming_languages"}
-)  # fmt: skip
 # A clause that opens on someone or something else ("the new hire on my team is fully
 # remote", "my team is hybrid", "Dana moved to Leeds") states their value, not the speaker's.
 _ELSEWHERE = re.compile(
@@ -226,7 +220,7 @@ def read_changed(clause: Clause, placed: set[str]) -> list[Finding]:
     if not (MARKER.search(text) or negated) or not _speaker_s(clause):
         return found
     for attribute, cue in CUES.items():
-        if attribute in placed or not cue.search(text) or (negated and attribute in _MANY):
+        if attribute in placed or not cue.search(text) or (negated and attribute in MANY):
             continue
         value = _new_value(attribute, text, replaced=negated)
         if value is not None:

@@ -24,7 +24,7 @@ from slotwise.processors.rules.gazetteer import city
 from slotwise.processors.rules.swaps import Swap, read_swap
 from slotwise.topics.records import CandidateFact, Observation
 
-__all__ = ["CUES", "MARKER", "NOT_NOW", "OTHER", "Placer", "unsure_questions"]
+__all__ = ["CUES", "MANY", "MARKER", "NOT_NOW", "OTHER", "Placer", "unsure_questions"]
 
 # The attribute of each text, or None (``ExemplarClassifier.classify``).
 Placer = Callable[[list[str]], list[str | None]]
@@ -40,7 +40,7 @@ CUES: dict[str, re.Pattern[str]] = {
         r"\bmov(?:e|ed|es|ing)\b(?!\s+(?:me|us|him|her|them|it|onto|forward|on\s+from|the\s+"
         r"(?:meeting|call|standup|date|deadline|car|money))\b)|"
         r"movers|mud[eé]|mudamos|mudei|home\s+now|is\s+home|commute|neighbou?rhood|landlord|"
-        r"new\s+(?:place|house|home)\b",
+        r"new\s+(?:place|house|home|city)\b|settled\b|\bbased\b|back\s+in\b|relocation",
         "employer": r"notice\b|last\s+day\s+at|laid\s+off|let\s+go\b|fired\b|quit\s+(?:my\s+)?job|"
         r"left\s+(?:my\s+job|(?-i:[A-Z])\w+)|start(?:ed|ing)?\s+at\b|new\s+job|joined\b|hired\b|"
         r"resign|redundan|new\s+(?:gig|company|employer)|offer\s+from|first\s+day\s+at|"
@@ -62,28 +62,43 @@ CUES: dict[str, re.Pattern[str]] = {
         "billing_cycle": r"\bmonthly\b|\bannual(?:ly)?\b|\byearly\b",
         "relationship_status": r"married|wedding|tied\s+the\s+knot|divorc|separated|broke\s+up|"
         r"engaged\b|girlfriend|boyfriend|fianc|split\s+up|widow",
-        "children_count": r"\bbaby\b|newborn|gave\s+birth|\bborn\b|\btwins\b",
-        "pets": r"\bdog\b|\bcat\b|puppy|kitten|\bpets?\b",
-        "timezone": r"time\s*zone|\bclock\b|hours?\s+(?:ahead|behind)|\bUTC\b|\bGMT\b",
-        "languages": r"\bspeak\b|\bfluent\b",
+        "children_count": r"\bbaby\b|newborn|gave\s+birth|\bborn\b|\btwins\b|\bkids\b|children",
+        "pets": r"\bdogs?\b|\bcats?\b|pupp|\bpup\b|kitten|kitty|\bpets?\b|adopt|rescue|rehom|"
+        r"\bvet\b",
+        "timezone": r"time\s*zone|\bclock\b|(?:hours?|hrs?|h)\s+(?:ahead|behind)|\bUTC\b|\bGMT\b|"
+        r"time\s+difference",
+        "languages": r"\bspeak\b|\bfluent\b|conversational|\blanguages\b|\blessons\b|"
+        r"learning\s+\w+",
         "native_language": r"first\s+language|native\s+language|mother\s+tongue",
         "name": r"surname|last\s+name|maiden\s+name|full\s+name|legal\s+name|my\s+name\b",
-        "preferred_name": r"call\s+me\b|\bgo\s+by\b|nickname",
-        "pronouns": r"pronouns",
-        "date_of_birth": r"birthday|date\s+of\s+birth|\bdob\b|born\s+on\b",
-        "education": r"\bdegree\b|graduat|\bphd\b|master's|\bmasters\b",
+        "preferred_name": r"calls?\s+me\b|\bgo(?:es)?\s+by\b|nickname",
+        "pronouns": r"pronouns|\b(?:she|he|they)/(?:her|him|them|they|she|he)\b",
+        "date_of_birth": r"birthday|date\s+of\s+birth|\bdob\b|born\s+on\b|\bturn(?:ed|ing)\s+\d",
+        "education": r"\bdegree\b|graduat|\bphd\b|master's|\bmasters\b|\bmba\b|\buni\b|"
+        r"university|college|enrolled|dropped\s+out|\bcourse\b|bootcamp",
         "database": r"\bdb\b|database|postgres|mysql|mongo|sqlite|snowflake|bigquery",
-        "preferred_contact_method": r"text\s+me|email\s+me|whatsapp|reach\s+me|contact\s+me",
+        "preferred_contact_method": r"text\s+me|email\s+me|whatsapp|signal|telegram|reach\s+me|"
+        r"contact\s+me|message\s+me|\bcalls\b|phone\s+calls|texts\b",
         "current_location": r"\btrip\b|\blanded\b|travell?ing\b",
         "phone": r"\bnumber\b|\bphone\b|\bmobile\b|\bdigits\b",
         "email": r"\be-?mail\b",
-        "postal_address": r"\baddress\b",
+        "postal_address": r"\baddress\b|postcode|zip\s+code|post\s+code",
         "nationality": r"citizen|passport|nationality",
         "programming_languages": r"\bstack\b|codebase|rewr[io]te|\bbackend\b|\bfrontend\b",
         "hobbies": r"stopped\s+(?:climbing|running|swimming|playing|cycling)|gave\s+up\s+\w+ing|"
         r"took\s+up|taking\s+up|picked\s+up\s+\w+ing|\bhobby\b",
     }.items()
 }
+# Slots that hold several values: a correction of one ("it's not peanuts, it's tree nuts")
+# takes a value away as well as adding one, which only a human may decide offline; and one
+# more of them ("adopted a second cat") changes nothing held.
+MANY = frozenset(
+    {"allergies", "medical_conditions", "medications", "pets", "languages", "hobbies",
+     "programming_languages"}
+)  # fmt: skip
+_ANOTHER = re.compile(
+    r"\b(?:another|second|third|also|as\s+well|one\s+more)\b|\btoo\s*(?:[.!,;]|$)", _I
+)
 # The clause says something changed, was wrong, or no longer holds.
 MARKER = re.compile(
     r"\b(?:now|new|changed|switched|moved|moving\s+in|move\s+(?:to|is\s+done)|no\s+longer|"
@@ -93,7 +108,9 @@ MARKER = re.compile(
     r"lapse|since\s+last|finally|done|mud[eé]|mudamos|mudei|clarified|specifically|promot\w*|"
     r"retrain\w*|took\s+up|became|got\s+(?:married|engaged|divorced)|split\s+up|gave\s+birth|"
     r"signed|from\s+now\s+on|going\s+forward|swapped|replaced|dropped|ditched|joined|"
-    r"first\s+day|day\s+one|farewell|resigned|redundant|migrated|(?:gone|went|turned)(?!\s+(?:off|out|on|to|well|wrong|by|through|down|up|in|into|for|"
+    r"first\s+day|day\s+one|farewell|resigned|redundant|migrated|wait|oops|sorry|my\s+bad|"
+    r"mixed\s+(?:up|them\s+up)|(?:had|welcomed)\s+(?:a|our)\s+(?:baby|son|daughter|little)|adopted|"
+    r"rehomed|graduated|enrolled|settled|nowadays|lately|rather|prefer|(?:gone|went|turned)(?!\s+(?:off|out|on|to|well|wrong|by|through|down|up|in|into|for|"
     r"home|ok|okay|great|fine|bad|over)\b))\b",
     _I,
 )
@@ -161,6 +178,8 @@ def unsure_questions(
         if not named:
             unnamed.append(text)
         for attribute in named:
+            if attribute in MANY and _ANOTHER.search(text):
+                continue
             if attribute not in placed:
                 placed.add(attribute)
                 asked.append(_question(observation, attribute, text, len(asked)))

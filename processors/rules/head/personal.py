@@ -92,7 +92,11 @@ _CONTACT_PREFERENCE = (
         rf"\s+me\s+is\s+(?:by\s+|via\s+|on\s+|over\s+)?{_METHOD}\b",
         _I,
     ),
-    re.compile(rf"^(?:you\s+can\s+)?(?:reach|contact)\s+me\s+(?:on|via|over|by)\s+{_METHOD}\b", _I),
+    re.compile(
+        r"^(?:(?:you\s+can|please|pls|just)\s+)?(?:reach|contact|message|ping)\s+me\s+"
+        rf"(?:on|via|over|by|through)\s+{_METHOD}\b",
+        _I,
+    ),
 )
 
 

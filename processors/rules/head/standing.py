@@ -156,7 +156,13 @@ def read_payment(clause: Clause) -> list[Finding]:
 
 
 _CONTACT = (
-    (re.compile(r"\b(?:text|sms|message)\s+me\b(?!\s+(?:the|a|your|when)\b)", _I), "text"),
+    # "message me on signal" names the app, not a text.
+    (
+        re.compile(
+            r"\b(?:text|sms|message)\s+me\b(?!\s+(?:the|a|your|when|on|via|over|through)\b)", _I
+        ),
+        "text",
+    ),
     (
         re.compile(
             r"\b(?:e-?mail)\s+me\b(?!\s+(?:the|a|your)\b)|\bcontact(?:ed)?\s+(?:me\s+)?by\s+e-?mail\b|\be-?mail\s+(?:is\s+best|only)\b",

@@ -1,4 +1,5 @@
-"""Civil details read from the whole turn: a date of birth and a postal address.
+"""Civil details read from the whole turn: a date of birth, a postal address, and the
+name to use (``processors.rules.naming``).
 
 Both are read before the turn is cut into clauses, and with the day it was said:
 an address runs across commas ("5 Rue des Lilas, 75019 Paris") that the clause
@@ -18,6 +19,7 @@ from datetime import date, datetime
 
 from slotwise.processors.dates import Tense, find_date, parse_calendar_date
 from slotwise.processors.rules.findings import Finding
+from slotwise.processors.rules.naming import read_name_to_use
 
 __all__ = ["read_civil"]
 
@@ -82,8 +84,9 @@ _POSTCODE = re.compile(r"^(?=.*\d)(?=.*[a-z])[a-z0-9]{2,4}$", _I)
 
 
 def read_civil(text: str, observed_at: datetime) -> list[Finding]:
-    """The speaker's date of birth and postal address, where the turn states them."""
-    found: list[Finding] = []
+    """The speaker's date of birth, postal address and name to use, where the turn states
+    them."""
+    found = read_name_to_use(text)
     for sentence in _SENTENCES.split(text):
         if _NOT_OWN.search(sentence):
             continue

@@ -71,14 +71,15 @@ CUES: dict[str, re.Pattern[str]] = {
         r"learning\s+\w+",
         "native_language": r"first\s+language|native\s+language|mother\s+tongue",
         "name": r"surname|last\s+name|maiden\s+name|full\s+name|legal\s+name|my\s+name\b",
-        "preferred_name": r"calls?\s+me\b|\bgo(?:es)?\s+by\b|nickname",
+        "preferred_name": r"calls?\s+me\b(?!\s*(?:[,.!]|$|at\b|on\b|back\b|later\b|after\b|"
+        r"before\b|tomorrow\b|tonight\b|when\b|if\b))|\bgo(?:es)?\s+by\b|nickname",
         "pronouns": r"pronouns|\b(?:she|he|they)/(?:her|him|them|they|she|he)\b",
         "date_of_birth": r"birthday|date\s+of\s+birth|\bdob\b|born\s+on\b|\bturn(?:ed|ing)\s+\d",
         "education": r"\bdegree\b|graduat|\bphd\b|master's|\bmasters\b|\bmba\b|\buni\b|"
         r"university|college|enrolled|dropped\s+out|\bcourse\b|bootcamp",
         "database": r"\bdb\b|database|postgres|mysql|mongo|sqlite|snowflake|bigquery",
         "preferred_contact_method": r"text\s+me|email\s+me|whatsapp|signal|telegram|reach\s+me|"
-        r"contact\s+me|message\s+me|\bcalls\b|phone\s+calls|texts\b",
+        r"contact\s+me|message\s+me|\bcalls\b(?!\s+me\b)|phone\s+calls|texts\b",
         "current_location": r"\btrip\b|\blanded\b|travell?ing\b",
         "phone": r"\bnumber\b|\bphone\b|\bmobile\b|\bdigits\b",
         "email": r"\be-?mail\b",

@@ -78,3 +78,34 @@ def test_reads_the_speakers_own_civil_details(text: str, expected: set[tuple[str
 )
 def test_reads_no_civil_detail_that_is_not_the_speakers_own(text: str) -> None:
     assert slots(text) == set()
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("don't call me johnny, it's John", "John"),
+        ("don't call me bobby please, robert is fine", "Robert"),
+        ("Sam is fine, nobody calls me Samantha", "Sam"),
+        ("nobody calls me Elizabeth, it's Liz", "Liz"),
+    ],
+)
+def test_reads_the_name_to_use_told_against_the_refused_one(text: str, name: str) -> None:
+    observation = Observation(observation_id="o", subject_id="u", text=text, observed_at=SAID)
+    read = [r for r in extract_records(observation, SCHEMA) if isinstance(r, CandidateFact)]
+    assert {(c.attribute, c.value) for c in read} == {("preferred_name", name)}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "don't call me that, it's rude",
+        "don't call me at work, it's awkward",
+        "don't call me, text",
+        "don't call me Johnny, it's john",
+        "my brother hates it when people call him Rob",
+    ],
+)
+def test_a_refusal_without_a_name_to_use_names_none(text: str) -> None:
+    observation = Observation(observation_id="o", subject_id="u", text=text, observed_at=SAID)
+    read = [r for r in extract_records(observation, SCHEMA) if isinstance(r, CandidateFact)]
+    assert all(c.attribute != "preferred_name" or c.value is None for c in read)

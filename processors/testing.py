@@ -12,6 +12,8 @@ exercises the same decisions the worker makes:
   Rows are searchable once added, as the Milvus index searches buffered rows.
 * ``ScriptedMatcher`` — a ``SlotMatcher`` that answers from a script and
   records what it was shown.
+* ``read_turn`` — what the offline rules read from one user turn, the way the
+  reader's tests ask it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 import numpy as np
 
@@ -31,8 +33,17 @@ from slotwise.processors.model import (
     SlotAnswer,
     VectorRow,
 )
+from slotwise.processors.rules.classifier import ExemplarClassifier
+from slotwise.processors.rules.extractor import extract_records
+from slotwise.processors.schema import AttributeSchema
 from slotwise.processors.slot_match import parse_answer
-from slotwise.topics.records import CandidateFact, Fact, ReviewItem, SupersessionEvent
+from slotwise.topics.records import (
+    CandidateFact,
+    Fact,
+    Observation,
+    ReviewItem,
+    SupersessionEvent,
+)
 
 __all__ = [
     "InMemoryFacts",
@@ -40,7 +51,33 @@ __all__ = [
     "InMemoryVectors",
     "MatchCall",
     "ScriptedMatcher",
+    "read_turn",
 ]
+
+# When a test's turn is said, unless it says otherwise: a Saturday morning.
+SAID = datetime(2026, 3, 14, 10, 0, tzinfo=UTC)
+
+
+def read_turn(
+    text: str,
+    schema: AttributeSchema,
+    classifier: ExemplarClassifier | None = None,
+    *,
+    ask: bool = False,
+    at: datetime = SAID,
+) -> list[CandidateFact]:
+    """The candidates the rules read from one turn of ``user-42`` said at ``at``: its
+    statements, with ``ask`` the questions the worker's reader adds, and a deletion
+    request's question (an erase request's commands are left out)."""
+    observation = Observation(
+        observation_id="obs-1", subject_id="user-42", text=text, observed_at=at
+    )
+    return [
+        r
+        for r in extract_records(observation, schema, classifier, ask=ask)
+        if isinstance(r, CandidateFact)
+    ]
+
 
 EmbedFn = Callable[[Sequence[str]], list[list[float]]]
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import replace
-from datetime import datetime
 from itertools import islice
 
-from slotwise.processors.dates import UNKNOWN_START, DateMention, duration_start, find_date
+from slotwise.processors.dates import find_date
 from slotwise.processors.model import ERASURE_QUESTION, stable_id
 from slotwise.processors.ports import Embedder
 from slotwise.processors.rules.asides import read_asides
@@ -36,6 +35,7 @@ from slotwise.processors.rules.head.standing import read_contact_method
 from slotwise.processors.rules.pursuits import read_pursuit
 from slotwise.processors.rules.tail import read_free_text
 from slotwise.processors.rules.unsure import unsure_questions
+from slotwise.processors.rules.validity import began, still_holds
 from slotwise.processors.rules.wording import absolute_dates
 from slotwise.processors.schema import AttributeSchema
 from slotwise.topics.records import CandidateFact, Command, Observation
@@ -273,7 +273,7 @@ def _read_turn(
             said.add(key)
             category = spec.category if spec is not None else FREE_TEXT_CATEGORY
             mention = find_date(clause.text, observation.observed_at, tense=clause.tense)
-            valid_from = _valid_from(finding, clause, mention, observation)
+            valid_from = began(finding, clause, mention, observation)
             candidates.append(
                 CandidateFact(
                     schema="candidate/1",
@@ -292,7 +292,7 @@ def _read_turn(
                     importance=IMPORTANCE.get(category, DEFAULT_IMPORTANCE),
                     observation_id=observation.observation_id,
                     stated_change=_states_change(clause.text, text),
-                    ongoing=_ongoing(finding, clause, valid_from, observation),
+                    ongoing=still_holds(finding, clause, valid_from, observation),
                 )
             )
     zone = schema.get("timezone")
@@ -332,9 +332,6 @@ _BYGONE = re.compile(
 _PAST_BY_DEFINITION = frozenset({"birthplace", "hometown", "education", "native_language"})
 
 
-# "I just started chess", "recently joined a club": the event is recent, so it starts when
-# it was said rather than at the unknown start.
-_RECENT = re.compile(r"\b(?:just|recently|lately|newly)\b", re.IGNORECASE)
 # "I love sailing, but it's been years since I last went out": the pastime has lapsed.
 _LAPSED_AFTER = re.compile(
     r"^(?:it's|it\s+has|it\s+had)\s+been\s+(?:ages|years|forever|a\s+(?:long\s+)?while|"
@@ -391,51 +388,6 @@ def _read_now(clause: Clause) -> list[Finding]:
     if found or negated:
         return found
     return read_free_text(clause) or read_pursuit(clause)
-
-
-def _valid_from(
-    finding: Finding, clause: Clause, mention: DateMention | None, observation: Observation
-) -> datetime:
-    """When the fact began: the date the clause gives; for a state that has lasted "for
-    3 years", that long before it was said; for an undated event in the past, unknown
-    (:data:`~processors.dates.UNKNOWN_START`); otherwise the moment it was said."""
-    if mention is not None:
-        return mention.when
-    lasted = duration_start(clause.text, observation.observed_at)
-    if lasted is not None:
-        return lasted
-    if finding.attribute is None and clause.tense == "past" and not _RECENT.search(clause.text):
-        return UNKNOWN_START
-    return observation.observed_at
-
-
-# The tense says the state still holds: it has lasted ("I've been…", "since…", "for 3
-# years") or it began with a recent move ("moved to Denver three weeks ago")…
-_LASTING = re.compile(
-    r"^I(?:'ve|\s+have)\s+(?:\w+\s+)?been\b|^been\b|\bsince\b|\bfor\s+(?:the\s+(?:last|past)\s+)?"
-    r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d+|a\s+few|several)\s+"
-    r"(?:days?|weeks?|months?|years?|decades?)\b|^I\s+(?:just\s+)?(?:moved|relocated)\b.*\bago\b",
-    re.IGNORECASE,
-)
-# …unless the clause also says it ended or came before something else.
-_ENDED = re.compile(
-    r"\b(?:was|were|used\s+to|until|till|before|previously|formerly|back\s+then|anymore|"
-    r"no\s+longer)\b",
-    re.IGNORECASE,
-)
-
-
-def _ongoing(
-    finding: Finding, clause: Clause, valid_from: datetime, observation: Observation
-) -> bool:
-    """A schematized state that began before it was said and holds now (see
-    ``CandidateFact.ongoing``)."""
-    return (
-        finding.attribute is not None
-        and UNKNOWN_START < valid_from < observation.observed_at
-        and bool(_LASTING.search(clause.text))
-        and not _ENDED.search(clause.text)
-    )
 
 
 # Attributes one reading of a clause fills together: a second rule must not add its own

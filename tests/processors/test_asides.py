@@ -3,28 +3,17 @@ question, only at a sentence's start and only from a closed vocabulary."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 
-from slotwise.processors.extract import extract_records
 from slotwise.processors.rules.asides import read_asides
 from slotwise.processors.schema import AttributeSchema
-from slotwise.topics.records import CandidateFact, Observation
+from slotwise.processors.testing import read_turn
 
 SCHEMA = AttributeSchema.load()
-SAID = datetime(2026, 3, 14, 10, 0, tzinfo=UTC)
 
 
 def slots(text: str) -> set[tuple[str | None, object]]:
-    observation = Observation(
-        observation_id="obs-1", subject_id="user-42", text=text, observed_at=SAID
-    )
-    return {
-        (r.attribute, r.value)
-        for r in extract_records(observation, SCHEMA)
-        if isinstance(r, CandidateFact) and r.attribute is not None
-    }
+    return {(c.attribute, c.value) for c in read_turn(text, SCHEMA) if c.attribute is not None}
 
 
 @pytest.mark.parametrize(

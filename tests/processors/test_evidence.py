@@ -4,18 +4,15 @@ allergy, a business plan is not a subscription tier, a vegan dish is not a diet.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
 
 import pytest
 
-from slotwise.processors.extract import extract_records
 from slotwise.processors.rules.classifier import ExemplarClassifier
 from slotwise.processors.rules.evidence import supported
 from slotwise.processors.schema import AttributeSchema
-from slotwise.topics.records import CandidateFact, Observation
+from slotwise.processors.testing import read_turn
 
 SCHEMA = AttributeSchema.load()
-SAID = datetime(2026, 3, 14, 10, 0, tzinfo=UTC)
 
 # A fake whose vector is the share of each keyword: any clause naming one of them sits
 # right on that slot's exemplar, so only the evidence decides what is kept.
@@ -45,14 +42,8 @@ CLASSIFIER = ExemplarClassifier(KeywordEmbedder(), exemplars=EXEMPLARS)
 
 
 def slots(text: str) -> set[tuple[str | None, object]]:
-    observation = Observation(
-        observation_id="obs-1", subject_id="user-42", text=text, observed_at=SAID
-    )
-    return {
-        (r.attribute, r.value)
-        for r in extract_records(observation, SCHEMA, CLASSIFIER)
-        if isinstance(r, CandidateFact) and r.attribute is not None
-    }
+    read = read_turn(text, SCHEMA, CLASSIFIER)
+    return {(c.attribute, c.value) for c in read if c.attribute is not None}
 
 
 @pytest.mark.parametrize(

@@ -3,28 +3,20 @@ the slot's vocabulary, the old one set aside, and a move read from the place it 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 
-from slotwise.processors.extract import extract_records
 from slotwise.processors.rules import gazetteer
 from slotwise.processors.rules.changed import read_changed
 from slotwise.processors.rules.clauses import Clause
 from slotwise.processors.schema import AttributeSchema
-from slotwise.topics.records import CandidateFact, Observation
+from slotwise.processors.testing import read_turn
+from slotwise.topics.records import CandidateFact
 
 SCHEMA = AttributeSchema.load()
-SAID = datetime(2026, 3, 14, 10, 0, tzinfo=UTC)
 
 
 def read(text: str, *, ask: bool = False) -> list[CandidateFact]:
-    observation = Observation(
-        observation_id="obs-1", subject_id="user-42", text=text, observed_at=SAID
-    )
-    return [
-        r for r in extract_records(observation, SCHEMA, ask=ask) if isinstance(r, CandidateFact)
-    ]
+    return read_turn(text, SCHEMA, ask=ask)
 
 
 def slots(text: str) -> set[tuple[str | None, object]]:

@@ -9,20 +9,19 @@ import pytest
 
 from slotwise.processors.extract import extract_records
 from slotwise.processors.schema import AttributeSchema
+from slotwise.processors.testing import read_turn
 from slotwise.topics.records import CandidateFact, Observation
 
 SCHEMA = AttributeSchema.load()
 SAID = datetime(2026, 3, 14, 10, 0, tzinfo=UTC)  # a Saturday
 
 
+CIVIL = frozenset({"postal_address", "date_of_birth"})
+
+
 def slots(text: str) -> set[tuple[str | None, object]]:
-    observation = Observation(
-        observation_id="obs-1", subject_id="user-42", text=text, observed_at=SAID
-    )
     return {
-        (r.attribute, r.value)
-        for r in extract_records(observation, SCHEMA)
-        if isinstance(r, CandidateFact) and r.attribute in ("postal_address", "date_of_birth")
+        (c.attribute, c.value) for c in read_turn(text, SCHEMA, at=SAID) if c.attribute in CIVIL
     }
 
 

@@ -4,25 +4,17 @@ named in a sentence that ends the marriage."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 
-from slotwise.processors.extract import extract_records
 from slotwise.processors.schema import AttributeSchema
-from slotwise.topics.records import CandidateFact, Observation
+from slotwise.processors.testing import read_turn
+from slotwise.topics.records import CandidateFact
 
 SCHEMA = AttributeSchema.load()
-SAID = datetime(2026, 3, 14, 10, 0, tzinfo=UTC)
 
 
 def read(text: str) -> list[CandidateFact]:
-    observation = Observation(
-        observation_id="obs-1", subject_id="user-42", text=text, observed_at=SAID
-    )
-    return [
-        r for r in extract_records(observation, SCHEMA, ask=True) if isinstance(r, CandidateFact)
-    ]
+    return read_turn(text, SCHEMA, ask=True)
 
 
 def stated(text: str, attribute: str) -> set[object]:

@@ -7,10 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from slotwise.processors.extract import extract_records
 from slotwise.processors.model import Decision
 from slotwise.processors.schema import AttributeSchema
-from slotwise.topics.records import CandidateFact, Observation
+from slotwise.processors.testing import read_turn
 from tests.processors.test_resolve import JAN, candidate, decide, stored
 
 SCHEMA = AttributeSchema.load()
@@ -18,14 +17,7 @@ SAID = datetime(2026, 3, 20, 18, 0, tzinfo=UTC)
 
 
 def flags(text: str) -> dict[str | None, bool]:
-    observation = Observation(
-        observation_id="obs-1", subject_id="user-42", text=text, observed_at=SAID
-    )
-    return {
-        r.attribute: r.ongoing
-        for r in extract_records(observation, SCHEMA)
-        if isinstance(r, CandidateFact)
-    }
+    return {c.attribute: c.ongoing for c in read_turn(text, SCHEMA, at=SAID)}
 
 
 @pytest.mark.parametrize(

@@ -4,27 +4,16 @@ question about that slot; one more of a slot that holds several does not."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 
-from slotwise.processors.extract import extract_records
 from slotwise.processors.schema import AttributeSchema
-from slotwise.topics.records import CandidateFact, Observation
+from slotwise.processors.testing import read_turn
 
 SCHEMA = AttributeSchema.load()
-SAID = datetime(2026, 3, 14, 10, 0, tzinfo=UTC)
 
 
 def asked(text: str) -> set[str | None]:
-    observation = Observation(
-        observation_id="obs-1", subject_id="user-42", text=text, observed_at=SAID
-    )
-    return {
-        r.attribute
-        for r in extract_records(observation, SCHEMA, ask=True)
-        if isinstance(r, CandidateFact) and r.question is not None
-    }
+    return {c.attribute for c in read_turn(text, SCHEMA, ask=True) if c.question is not None}
 
 
 @pytest.mark.parametrize(

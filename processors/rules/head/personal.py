@@ -12,6 +12,7 @@ never a question, and never a clause about someone else.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from slotwise.processors.rules.clauses import Clause
 from slotwise.processors.rules.findings import Finding
@@ -59,14 +60,18 @@ _LANGUAGE_LEVEL = (
 )
 
 
+def _stated(patterns: tuple[re.Pattern[str], ...], clause: Clause) -> Iterator[re.Match[str]]:
+    """Each pattern's match in a clause that states something of the speaker's own."""
+    if _NOT_STATED.search(clause.text):
+        return
+    for pattern in patterns:
+        found = pattern.search(clause.text)
+        if found is not None:
+            yield found
+
+
 def read_language_level(clause: Clause) -> list[Finding]:
-    text = clause.text
-    if _NOT_STATED.search(text):
-        return []
-    for pattern in _LANGUAGE_LEVEL:
-        found = pattern.search(text)
-        if found is None:
-            continue
+    for found in _stated(_LANGUAGE_LEVEL, clause):
         language = lookup(found["lang"], LANGUAGES)
         if language is not None:
             return [Finding("languages", language, f"User speaks {language}.")]
@@ -101,13 +106,7 @@ _CONTACT_PREFERENCE = (
 
 
 def read_contact_preference(clause: Clause) -> list[Finding]:
-    text = clause.text
-    if _NOT_STATED.search(text):
-        return []
-    for pattern in _CONTACT_PREFERENCE:
-        found = pattern.search(text)
-        if found is None:
-            continue
+    for found in _stated(_CONTACT_PREFERENCE, clause):
         word = re.sub(r"^(?:a\s+)", "", found["method"].lower()).replace(" ", "").replace("-", "")
         value = _METHODS.get(word) or (
             "text" if word.startswith("text") else "email" if word.startswith("email") else "phone"

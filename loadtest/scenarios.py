@@ -1,10 +1,10 @@
 """The throughput scenarios of ``python -m slotwise.loadtest``: exact and cascade.
 
 Each scenario run starts from nothing (a fresh :class:`~loadtest.runner.Bench`),
-pre-loads its input, starts one worker and follows it until everything is
-applied, and returns its figures. Input is pre-loaded before the worker
-starts, so the producer never competes with the worker for the CPU and the
-worker's rate is its own: the *sustained* rate is taken between 10 % and 90 %
+pre-loads its input, starts the workers and follows them from their launch
+until everything is applied, and returns its figures. Input is pre-loaded
+before the workers start, so the producer never competes with them for the
+CPU and the workers' rate is their own: the *sustained* rate is taken between 10 % and 90 %
 of the input, leaving out the group join at the start and the last commit.
 
 * ``exact`` — structured candidates only (no free-text tail), offline models:
@@ -152,13 +152,18 @@ class Follower:
         self._every_s = every_s
         self._started = time.monotonic()
 
+    def sample(self) -> tuple[float, int]:
+        """Progress now, noted: ``(seconds on the follower's clock, done)``."""
+        done = self._progress()
+        at = time.monotonic() - self._started
+        self.samples.append((at, done))
+        return at, done
+
     def until(self, level: int, deadline_s: float) -> float:
         """Sample until ``level`` is reached; the time it was, on the follower's clock."""
         give_up = time.monotonic() + deadline_s
         while True:
-            done = self._progress()
-            at = time.monotonic() - self._started
-            self.samples.append((at, done))
+            at, done = self.sample()
             if done >= level:
                 return at
             for worker in self._workers:
@@ -221,10 +226,10 @@ def profiled(options: Options, worker: WorkerProcess, name: str) -> Iterator[Pat
 
 
 class Cpu:
-    """The CPU the processes use together from now on, per record."""
+    """The CPU processes use together from their marks on, per record."""
 
-    def __init__(self, *pids: int) -> None:
-        self._start = {pid: cpu_seconds(pid) or 0.0 for pid in pids}
+    def __init__(self, start: Mapping[int, float]) -> None:
+        self._start = dict(start)
 
     def per_record_ms(self, records: int) -> float:
         used = sum((cpu_seconds(pid) or start) - start for pid, start in self._start.items())
@@ -232,11 +237,34 @@ class Cpu:
 
 
 def start_workers(bench: Bench, options: Options, env: Mapping[str, str]) -> list[WorkerProcess]:
-    """``options.workers`` replicas in one group, healthy; they share the partitions."""
-    workers = [bench.worker(f"w{i}", env=env) for i in range(options.workers)]
-    for worker in workers:
-        worker.wait_healthy()
-    return workers
+    """``options.workers`` replicas of one group, launched; they share the partitions."""
+    return [bench.worker(f"w{i}", env=env) for i in range(options.workers)]
+
+
+def wait_ready(
+    workers: Sequence[WorkerProcess], follower: Follower, timeout_s: float = 120.0
+) -> Cpu:
+    """Until every replica is healthy, following the progress meanwhile; their CPU from then on.
+
+    The first replica ready drains the backlog alone until the others are up, and a
+    small backlog can be gone before the last one is: progress sampled only from
+    then on would start past its end. Each replica's CPU counts from its own
+    readiness, so start-up (imports, loading the models) stays out of the figure.
+    """
+    ready: dict[int, float] = {}
+    give_up = time.monotonic() + timeout_s
+    while True:
+        follower.sample()
+        for worker in workers:
+            worker.check_alive()
+            if worker.pid not in ready and worker.health() == 200:
+                ready[worker.pid] = cpu_seconds(worker.pid) or 0.0
+        if len(ready) == len(workers):
+            return Cpu(ready)
+        if time.monotonic() > give_up:
+            tails = "\n".join(w.log_tail(20) for w in workers if w.pid not in ready)
+            raise BenchError(f"replicas not healthy after {timeout_s:.0f} s:\n{tails}")
+        time.sleep(0.2)
 
 
 def summed_metrics(workers: Sequence[WorkerProcess]) -> dict[str, float]:
@@ -281,7 +309,7 @@ def exact(options: Options) -> RunResult:
         preload(bench, topic, (w.candidate() for w in writes), count, progress=options.progress)
         workers = start_workers(bench, options, options.worker_env())
         follower = Follower(lambda: bench.committed_count(topic), workers)
-        cpu = Cpu(*(w.pid for w in workers))
+        cpu = wait_ready(workers, follower)
         with profiled(options, workers[0], "exact"):
             follower.until(count, options.deadline_s)
         worker_ms = cpu.per_record_ms(count)
@@ -353,7 +381,7 @@ def through_the_model(
         workers = start_workers(bench, options, env)
         # Every turn ends in its watermark, fact or none, once its candidates are applied.
         follower = Follower(lambda: bench.watermarked(order), workers)
-        cpu = Cpu(*(w.pid for w in workers))
+        cpu = wait_ready(workers, follower)
         with profiled(options, workers[0], name):
             follower.until(count, options.deadline_s)
         Follower(lambda: bench.committed_count(topic), workers).until(count, 120)

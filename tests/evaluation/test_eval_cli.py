@@ -31,7 +31,7 @@ def test_eval_on_the_test_split_writes_no_false_supersession(
     assert result.exit_code == 0, result.output
     document = json.loads((tmp_path / "results.json").read_text())
     assert document["false_supersessions"] == []
-    assert document["pairs"] == 359
+    assert document["pairs"] == 404
     rows = {r["mechanism"]: r for r in document["rows"]}
     assert rows["exact path (extraction, then key equality)"]["precision"] == 1.0
     assert {r["floor"] for r in document["rows"] if r["floor"] is not None} == {

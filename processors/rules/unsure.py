@@ -8,9 +8,17 @@ destroy a truth. So the reader asks: a candidate with the slot, no value (or
 a tentative one it could derive), and a ``question``. The cascade asks a human
 only while the slot holds a current fact, and never stores the candidate.
 
+People mostly name a slot by what comes with its change rather than by its noun
+(the keys to a new flat, a badge, a vet, a dose): those families of words, and the
+wider markers of a change, are ``processors.rules.slot_talk``; as they only ever make
+a question, they may be broad, and the guards here keep them to the speaker's own
+present (not someone else, a trip, a reminder, a time before a change, another
+service's plan, nor one more of a slot that holds several).
+
 A move the rules read as a new home city also asks about the timezone, naming
 the zone the city keeps: a residence city alone is no timezone fact, but a held
-zone may have gone stale.
+zone may have gone stale. A move whose place was not read asks about the zone
+with no value.
 """
 
 from __future__ import annotations
@@ -21,6 +29,19 @@ from collections.abc import Callable, Sequence
 from slotwise.processors.model import stable_id
 from slotwise.processors.rules.clauses import NEGATION, Clause
 from slotwise.processors.rules.gazetteer import city
+from slotwise.processors.rules.slot_talk import (
+    AFOOT,
+    ELSEWHERE,
+    LESS,
+    OTHER_SERVICE,
+    PARTNER,
+    PAST_ONLY,
+    REQUEST,
+    RESTATING,
+    SERVICE_SLOTS,
+    SOMEONE,
+    TALK,
+)
 from slotwise.processors.rules.swaps import Swap, read_swap
 from slotwise.topics.records import CandidateFact, Observation
 
@@ -169,24 +190,41 @@ def unsure_questions(
     placed = {c.attribute for c in found if c.attribute is not None}
     asked: list[CandidateFact] = []
     unnamed: list[str] = []
-    for clause in clauses:
+    moved: str | None = None  # the clause of a move no value was read from
+    # A reminder of what was said tells no change.
+    for clause in [] if RESTATING.search(observation.text) else [*clauses, *_requests(observation)]:
         text = clause.text
-        if OTHER.match(text) or NOT_NOW.search(text):
+        if PARTNER.match(text) and "relationship_status" not in placed:
+            placed.add("relationship_status")
+            asked.append(_question(observation, "relationship_status", text, len(asked)))
             continue
-        if not (MARKER.search(text) or NEGATION.search(text)):
+        # Someone else's life, a time before a change, a trip or a visit: no change of the
+        # speaker's own.
+        if (
+            _someone_else(text)
+            or NOT_NOW.search(text)
+            or PAST_ONLY.search(text)
+            or ELSEWHERE.search(text)
+        ):
+            continue
+        marked = bool(MARKER.search(text) or NEGATION.search(text) or LESS.search(text))
+        if not (marked or AFOOT.search(text)):
             continue
         named = [a for a, cue in CUES.items() if cue.search(text)]
+        named += [a for a, talk in TALK.items() if a not in named and talk.search(text)]
         if not named:
             unnamed.append(text)
         for attribute in named:
-            if attribute in MANY and _ANOTHER.search(text):
+            if not _about_own(attribute, text, marked=marked):
                 continue
             if attribute not in placed:
                 placed.add(attribute)
                 asked.append(_question(observation, attribute, text, len(asked)))
+                if attribute == "home_city":
+                    moved = text
     placements = placer(unnamed) if placer is not None and unnamed else [None] * len(unnamed)
     for said, slot in zip(unnamed, placements, strict=True):
-        if slot is not None and slot not in placed:
+        if slot is not None and slot not in placed and _about_own(slot, said, marked=True):
             placed.add(slot)
             asked.append(_question(observation, slot, said, len(asked)))
     if not placed and any(
@@ -195,6 +233,10 @@ def unsure_questions(
         if not (NOT_NOW.search(c.text) or OTHER.match(c.text) or _STILL.search(c.text))
     ):
         asked.append(_question(observation, None, observation.text, len(asked)))
+    if moved is not None and "timezone" not in placed:
+        # A move the reader could not place may have left the held zone behind too.
+        placed.add("timezone")
+        asked.append(_question(observation, "timezone", moved, len(asked)))
     homes = [c for c in found if c.attribute == "home_city" and isinstance(c.value, str)]
     if len(homes) == 1 and "timezone" not in placed and _MOVE.search(observation.text):
         place = city(str(homes[0].value))
@@ -202,6 +244,39 @@ def unsure_questions(
             said = f"{homes[0].text} (a move; {place.timezone} is that city's zone)"
             asked.append(_question(observation, "timezone", said, len(asked), place.timezone))
     return asked
+
+
+def _requests(observation: Observation) -> list[Clause]:
+    """The sentences that ask the assistant to treat the speaker some way from now on,
+    without their question form ("could you use she/her for me from now on?")."""
+    out = []
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", observation.text):
+        opening = REQUEST.match(sentence)
+        if opening is not None:
+            out.append(Clause(sentence[opening.end() :].rstrip(" ?!."), cased=False, tense=None))
+    return out
+
+
+def _about_own(attribute: str, text: str, *, marked: bool) -> bool:
+    """Whether the clause can change the speaker's own ``attribute``: one more of a slot
+    that holds several changes nothing held unless something is taken away or corrected
+    (``marked``); another service's plan or bill is not theirs with us."""
+    if attribute in MANY and (_ANOTHER.search(text) or not marked):
+        return False
+    return not (attribute in SERVICE_SLOTS and OTHER_SERVICE.search(text))
+
+
+def _someone_else(text: str) -> bool:
+    """The clause opens on someone else; "graduation was yesterday" opens on an event of
+    a slot's own, not on a person named in lower case."""
+    if SOMEONE.match(text):
+        return True
+    if not OTHER.match(text):
+        return False
+    first = text.split(maxsplit=1)[0]
+    if first.casefold() in {"i", "we", "you"}:  # "we got married": the speaker's household
+        return False
+    return not any(words.match(first) for words in (*CUES.values(), *TALK.values()))
 
 
 # The speaker says they put something right.

@@ -1,0 +1,277 @@
+"""How people talk about a slot changing, in words no value rule anchors on.
+
+The uncertain middle (``processors.rules.unsure``) asks a human about a slot when a
+clause names the slot and says something moved. The value rules' cue words
+(``unsure.CUES``) name a slot by its own nouns ("lease", "team", "diet"); people
+mostly name it by what comes with a change: the keys to a new flat, a badge and an
+onboarding week, a Duolingo streak, a thesis handed in, a vet visit for a new
+kitten. These are families of such words per slot, and the markers that put the
+clause in the present of a change ("as of", "officially", "ya", "agora").
+
+They only ever make a question, never a value: a wrong question costs a human a
+glance, so the families may be broad, while the guards (someone else's life, a
+trip, a question, a plan, a bare past) stay with the caller.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from slotwise.processors.rules.words import JOB_HEADS, LANGUAGES, SPECIES
+
+__all__ = [
+    "AFOOT",
+    "ELSEWHERE",
+    "LESS",
+    "OTHER_SERVICE",
+    "PARTNER",
+    "PAST_ONLY",
+    "REQUEST",
+    "RESTATING",
+    "SERVICE_SLOTS",
+    "SOMEONE",
+    "TALK",
+]
+
+_I = re.IGNORECASE
+
+
+def _alternation(words: Iterable[str]) -> str:
+    """A regex alternation of the words, longest first, spaces as any whitespace."""
+    ordered = sorted((str(w) for w in words), key=len, reverse=True)
+    return "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in ordered)
+
+
+_LANGUAGE = _alternation(LANGUAGES)
+_PET = _alternation(SPECIES) + r"|fur\s*baby|perr[oa]|gat[oa]|cachorr[oa]"
+_JOB = _alternation(JOB_HEADS | {"head", "deputy", "chief"})
+_NEW = r"(?:new|nuev[oa]|nov[oa])"
+# A home, its keeping and its neighbours, and the work of moving into one.
+_HOME = (
+    rf"{_NEW}\s+(?:place|flat|apartment|apt|house|home|city|town|digs|pad|casa|piso|"
+    r"neighbou?rhood|area|landlord|flatmates?|roommates?|housemates?|postcode|zip|address|"
+    r"commute|street|building)\b|"
+    r"\b(?:our|my)\s+(?:new\s+)?(?:\w+\s+)?(?:flat|apartment|apt|house|place)\b|"
+    r"vivo\s+en|vivimos\s+en|moro\s+em|moramos\s+em|"
+    r"keys\s+to\s+(?:the|my|our)\b|lease\b|tenancy|landlord|flatmate|roommate|housemate|"
+    r"unpack|boxes\b|moving\s+(?:day|van|truck|company)|packing\s+up|house\s*warming|"
+    r"commute|neighbou?rhood|mudanza|mudan[cç]a|me\s+mud|nos\s+mud|se\s+mud|"
+    r"\b(?:one|two|three|four|\d)[\s-]*bed(?:room)?s?\b|\bstudio\s+(?:flat|apartment)|"
+    # A household somewhere ("we're in the countryside now"); "i'm in lisbon" may be a trip.
+    r"\b(?:we|i)(?:\s+now)?(?:\s+live|\s+are|'re|\s+(?:just\s+)?moved)\s+(?:\w+\s+)?(?:in|near|by)\b"
+)
+_EMPLOYER = (
+    rf"{_NEW}\s+(?:job|gig|company|employer|boss|manager|office|workplace|colleagues|"
+    r"coworkers|co-workers|team(?:mates)?|trabajo|emprego|firm|startup|role)\b|"
+    r"\bnotice\b|badge|onboarding|probation|exit\s+interview|leaving\s+(?:do|drinks|party)|"
+    r"accepted\s+(?:the|an|their)\s+offer|(?:job\s+)?offer\b|signed\s+(?:the|my)\s+contract|"
+    r"employment\s+contract|let\s+(?:me|us)\s+go|made\s+redundant|sacked|fired|laid\s+off|"
+    r"resign|freelanc|self-?employed|work\s+for\s+myself|my\s+own\s+boss|unemployed|"
+    r"between\s+jobs|out\s+of\s+work|(?:first|second|last)\s+(?:day|week)\s+(?:at|of|in)\b|"
+    r"(?:old|former|previous|ex-?)\s+(?:team|job|company|employer|boss|manager|colleagues|"
+    r"coworkers|office|workplace)\b|sent\s+me\s+off|send-?off|"
+    r"standup|stand-up|(?:start|started|starting|joined|joining)\s+(?:at|with)\b"
+)
+_TITLE = (
+    rf"promot|bumped\s+(?:me\s+)?up|moved\s+up|stepp(?:ed|ing)\s+up|\btitle\b|\brole\b|\bposition\b|(?:senior|junior|lead|head|principal|staff)\s+"
+    rf"(?:{_JOB})|(?:a|an|the)\s+(?:\w+\s+)?(?:{_JOB})\s+now\b|\b(?:{_JOB})\s+now\b|"
+    rf"\b(?:been|became|become|becoming)\s+(?:a|an|the)\s+(?:\w+\s+){{0,2}}(?:{_JOB})\b"
+)
+_LANGUAGES = (
+    rf"(?:my|mi|meu)\s+(?:{_LANGUAGE})\b|(?:learning|studying|practi[cs]ing|speaking|"
+    rf"picking\s+up)\s+(?:some\s+)?(?:{_LANGUAGE})\b|(?:{_LANGUAGE})\s+(?:classes|lessons|"
+    r"course|tutor|teacher)|duolingo|\bstreak\b|language\s+(?:classes|exchange|course)|"
+    r"\bfluent|conversational"
+)
+_EDUCATION = (
+    r"thesis|dissertation|graduat|semester|\bterm\b|enrol|admitted|acceptance\s+letter|"
+    r"accepted\s+(?:in|into|to)\b|scholarship|diploma|\bdegree\b|bachelor|master|\bphd\b|"
+    r"doctorate|\bviva\b|defended|grad\s+school|undergrad|uni\b|university|college|"
+    r"school|faculdade|universidad|\bmba\b|bootcamp|course\b|coursework"
+)
+_PETS = (
+    rf"\b(?:{_PET})\b|\bvet\b|adopt|rescue|rehom|put\s+(?:\w+\s+){{0,2}}down\b|"
+    r"rainbow\s+bridge|new\s+(?:family\s+)?member"
+)
+_CONTACT = (
+    r"(?:text|ping|email|e-mail|message|dm|call|ring|whatsapp|reach|contact|phone)\s+me\b"
+    r"(?!\s+(?:a|an|the|your|back|later|tomorrow|tonight)\b)|hit\s+me\s+up|"
+    r"(?:on|via|over|by)\s+(?:slack|whatsapp|signal|telegram|sms|text|email|teams|imessage|"
+    r"discord)\b|voice\s+notes?|\bdms?\b|prefer\s+(?:calls|texts|email|messages)"
+)
+_PRONOUNS = (
+    r"pronouns|\b(?:she|he|they|ze|xe)\s*/\s*(?:her|him|them|they|she|he|hir|zir|xem)\b|"
+    r"(?:use|using|go\s+by)\s+(?:she|he|they)\b"
+)
+_PREFERRED = (
+    r"call\s+me\s+(?-i:[A-Z])|(?:call|calling)\s+me\s+\w+\s+(?:now|instead|from\s+now|please)|"
+    r"\bgo(?:ing)?\s+by\b|nickname|prefer\s+(?:to\s+be\s+called|\w+\s+over)|"
+    r"(?:just|only)\s+(?-i:[A-Z])\w+\s+(?:now|please|is\s+fine)"
+)
+_BIRTH = r"birthday|\bb-?day\b|\bdob\b|cumplea|anivers[aá]rio|\bturn(?:ed|ing|s)?\s+\d+"
+_RELATIONSHIP = (
+    r"married|wedding|\bwed\b|husband|wife|fianc|engaged|proposed|said\s+yes|divorc|separat|"
+    r"split\s+up|broke\s+up|dumped|single\b|dating|seeing\s+someone|widow|partner\b|"
+    r"called\s+it\s+quits|ended\s+things|over\s+between\s+us|"
+    r"girlfriend|boyfriend|\bgf\b|\bbf\b|novi[oa]|namorad|casad|casamos|me\s+cas[eé]"
+)
+_CHILDREN = (
+    r"\bbaby\b|newborn|\bborn\b|pregnan|\btwins\b|\bkids?\b|children|\bson\b|daughter|"
+    r"little\s+one|became\s+(?:a\s+)?(?:mum|mom|dad|parents?|mother|father)|"
+    r"(?:mum|mom|dad|parent)\s+of\s+(?:one|two|three|\d)|beb[eê]|hij[oa]|filh[oa]|"
+    r"(?:i'm|im|i\s+am|we're|we\s+are)\s+(?:a\s+)?(?:mum|mom|dad|mother|father|parents?)\b|"
+    r"empty\s+nest"
+)
+_DIET = (
+    r"\bvegan|vegetarian|veggie|pescatarian|plant-based|carnivore|\bketo\b|paleo|\bmeat\b|"
+    r"\bfish\b|dairy|gluten|carne|pescado|(?:eat|eating|ate)\s+\w+\s+again"
+)
+_DRUG = (
+    r"(?:antidepressants?|antibiotics?|painkillers?|steroids?|insulin|birth\s+control|the\s+pill|"
+    r"\bhrt\b|ssris?|beta\s+blockers?|statins?|blood\s+thinners?|"
+    r"\w+(?:ine|pril|olol|statin|azole|pam|lam|pine|mab|sartan|cillin|mycin|done|xetine|"
+    r"triptan|lukast|formin|pirin|oxin|pentin|tidine))\b"
+)
+_MEDICATION = (
+    r"\bmeds\b|medication|\bpills?\b|tablets?\b|\bdose\b|dosage|\bmg\b|prescri|inhaler|"
+    rf"(?:weaned|tapering|tapered|came|coming)\s+off\b|\b(?:on|off|taking|take|started|"
+    rf"stopped|quit)\s+(?:the\s+|my\s+)?{_DRUG}|{_DRUG}\s+(?:now|instead)|"
+    # What a prescriber did to the speaker's treatment.
+    r"\b(?:gp|doc|doctor|psychiatrist|consultant|specialist|nurse)\s+(?:has\s+)?(?:switched|"
+    r"changed|upped|lowered|put|took|moved|started|stopped)\s+me\b"
+)
+_CONDITION = r"diagnos|tested\s+positive|in\s+remission|all\s+clear|turns\s+out\s+i\s+have"
+_ARRANGEMENT = (
+    r"\bremote\b|office\b|\bhybrid\b|\bwfh\b|from\s+home|days\s+(?:a|per)\s+week|\brto\b|"
+    r"return\s+to\s+office|hot\s*desk|in-office|on-?site"
+)
+_TEAM = r"\bteam\b|\bsquad\b|reorg|department|\bdept\b|moved\s+me\s+to|transferr?ed\s+to"
+_PLAN = r"\bplan\b|\btier\b|subscription|upgrad|downgrad|\bpro\b|premium|renew"
+
+# Words that show a clause is about a slot, beyond its own nouns.
+TALK: dict[str, re.Pattern[str]] = {
+    attribute: re.compile(rf"(?:{pattern})", _I)
+    for attribute, pattern in {
+        "home_city": _HOME,
+        "employer": _EMPLOYER,
+        "job_title": _TITLE,
+        "languages": _LANGUAGES,
+        "education": _EDUCATION,
+        "pets": _PETS,
+        "preferred_contact_method": _CONTACT,
+        "pronouns": _PRONOUNS,
+        "preferred_name": _PREFERRED,
+        "date_of_birth": _BIRTH,
+        "relationship_status": _RELATIONSHIP,
+        "children_count": _CHILDREN,
+        "diet": _DIET,
+        "medications": _MEDICATION,
+        "medical_conditions": _CONDITION,
+        "work_arrangement": _ARRANGEMENT,
+        "team": _TEAM,
+        "plan": _PLAN,
+        "phone": r"\bnumber\b|\bphone\b|\bmobile\b|\bcell\b|\bdigits\b|\bsim\b|n[uú]mero",
+        "email": r"\be-?mail\b|\binbox\b|gmail|outlook|proton",
+        "postal_address": r"\baddress\b|postcode|zip\s*code|direcci[oó]n|endere[cç]o|"
+        r"c[oó]digo\s+postal|\bcep\b",
+        "allergies": r"allerg|intoleran|epipen|anaphyla",
+    }.items()
+}
+
+# The clause puts a change in the present: it happened, is over, or holds from now.
+AFOOT = re.compile(
+    r"\b(?:now|new|nuev[oa]|nov[oa]|just|finally|officially|recently|yesterday|"
+    r"(?:first|second|third)\s+(?:day|week|month|night|weekend)s?|ya\s+no|j[aá]\s+n[aã]o|"
+    r"last\s+(?:week|weekend|month|night|friday|monday|"
+    r"tuesday|wednesday|thursday|saturday|sunday)|since|as\s+of|from\s+(?:next|this|today|"
+    r"now|monday|the\s+\d+)|starting|started|start|begun|began|switched|swapped|moved|"
+    r"accepted|signed|handed|got|getting|upped|lowered|increased|reduced|off\s+the|"
+    r"anymore|any\s+more|no\s+longer|these\s+days|nowadays|lately|instead|"
+    r"is\s+done|went\s+through|over\b|ended|ya|agora|ahora|ayer|ontem|"
+    # Events that are changes in themselves.
+    r"(?:eat(?:ing)?|drink(?:ing)?|back\s+(?:on|to)|single|smoking)\s+(?:\w+\s+)?again|"
+    r"let\s+(?:me|us)\s+go|redundant|fired|sacked|laid\s+off|resigned|promoted|graduated|"
+    r"enrolled|adopted|rehomed|married|divorced|engaged|split|broke\s+up|arrived|born|"
+    r"unpacked|settled|weaned|tapered|bumped|called\s+it\s+quits)\b",
+    _I,
+)
+
+# A value of a slot that holds several is taken away or altered, not joined by another:
+# "doc upped my dose", "had to put our old dog down", "came off the pill".
+LESS = re.compile(
+    r"\b(?:upped|lowered|increased|reduced|doubled|halved|tapered|tapering|weaned|"
+    r"came\s+off|coming\s+off|off\s+(?:the|my)|passed(?:\s+away)?|died|lost\s+(?:my|our)|"
+    r"rainbow\s+bridge|put\s+(?:\w+\s+){0,2}down|rehomed|gave\s+up|stopped|no\s+more|"
+    r"grew\s+out\s+of|outgrew|cured|in\s+remission|all\s+clear)\b",
+    _I,
+)
+
+# The clause is set elsewhere than the speaker's home or life: a trip, a visit, a stay.
+ELSEWHERE = re.compile(
+    r"\b(?:trip|holiday|vacation|visiting|visit|for\s+the\s+(?:weekend|week|conference)|"
+    r"conference|offsite|off-site|away\s+day|for\s+the\s+(?:day|night|event|meeting|party|"
+    r"wedding|launch)|back\s+(?:on|next|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+    r"flight|hotel|airbnb|landed|jet\s*lag(?:ged)?|dog-?sitting|pet-?sitting|house-?sitting|babysitting|someone's|(?:friend|sister|brother|"
+    r"mum|mom|dad|neighbou?r|boss|partner|cousin)'s)\b",
+    _I,
+)
+
+# Someone near the speaker, whose changes are theirs: "my buddy just got hired at spotify".
+_PEOPLE = (
+    r"sister|brother|sis|bro|sibling|mom|mum|mother|dad|father|parents?|friend|buddy|mate|pal|"
+    r"bestie|bff|partner|husband|wife|hubby|boss|manager|colleague|coworker|co-worker|"
+    r"teammate|son|daughter|kids?|cousin|aunt|uncle|niece|nephew|grandma|grandpa|gran|nan|"
+    r"grandmother|grandfather|in-laws?|girlfriend|boyfriend|gf|bf|fianc[eé]e?|roommate|"
+    r"flatmate|housemate|neighbou?r|landlord|ex|sister-in-law|brother-in-law|family|folks|"
+    r"herman[oa]s?|madre|padre|amig[oa]s?|vecin[oa]|irm[aã]o?|m[aã]e|pai|vizinh[oa]"
+)
+SOMEONE = re.compile(
+    rf"^(?:(?:my|our|his|her|their|a|mi|mis|meu|minha|meus)\s+(?:best\s+|old\s+|little\s+|"
+    rf"big\s+|older\s+|younger\s+)?(?:{_PEOPLE})(?:s?'s?)?|(?:he|she)(?:'s)?)(?!\w)"
+    r"(?!\s+and\s+(?:i|me)\b)",
+    _I,
+)
+
+# The clause dates itself before a change, so what it says held then: "my uk number before
+# i moved was …", "took my husband's when we married", "back when i lived in york".
+PAST_ONLY = re.compile(
+    r"\b(?:before|when|until|till|back\s+when|while)\s+(?:i|we)\b(?!\s+(?:now|still)\b)|"
+    r"\bback\s+then\b|\bat\s+the\s+time\b|\bmaiden\b|\bin\s+my\s+(?:twenties|teens|old)\b",
+    _I,
+)
+
+# The turn reminds of what was said, it tells nothing new: "remember i cant have peanuts".
+RESTATING = re.compile(
+    r"^\W*(?:remember|reminder|just\s+a\s+reminder|as\s+(?:i|we)\s+(?:said|mentioned|told\s+you)|"
+    r"like\s+i\s+(?:said|told\s+you|mentioned)|as\s+you\s+know|as\s+i've\s+said)\b",
+    _I,
+)
+
+# Another service's plan, bill or card: "finally paid for spotify premium".
+SERVICE_SLOTS = frozenset({"plan", "billing_cycle", "payment_method"})
+OTHER_SERVICE = re.compile(
+    r"\b(?:spotify|netflix|youtube|disney|hulu|hbo|max|prime|amazon|apple\s+(?:music|tv|one)|"
+    r"icloud|dropbox|google\s+(?:one|drive)|chatgpt|openai|duolingo|gym|phone\s+plan|data\s+plan|"
+    r"mobile\s+plan|broadband|internet|insurance|mortgage|rent|patreon|substack|xbox|playstation|"
+    r"ps\s*plus|nintendo|steam|adobe|office\s+365|microsoft|notion|slack|zoom|audible|kindle|"
+    r"uber|deliveroo|doordash|peloton|strava|headspace|calm)\b",
+    _I,
+)
+
+# A clause that opens on the speaker's partner, doing what only a couple does: the
+# speaker's own relationship is in view ("my girlfriend moved in with me").
+PARTNER = re.compile(
+    r"^(?:my|our)\s+(?:new\s+)?(?:girlfriend|boyfriend|gf|bf|partner|husband|wife|hubby|"
+    r"fianc[eé]e?|novi[oa]|namorad[oa])\b(?=.*\b(?:moved\s+in|proposed|popped\s+the\s+question|"
+    r"left\s+me|dumped\s+me|broke\s+up|asked\s+me\s+out|said\s+yes|and\s+i\s+(?:got|are|split))\b)",
+    _I,
+)
+
+# A request phrased as a question is a statement of what the speaker wants from now on:
+# "could you use she/her for me from now on?"; what follows the opening is read.
+REQUEST = re.compile(
+    r"^\W*(?:(?:could|can|would|will)\s+(?:you|u)\s+|pls\s+|please\s+)(?:please\s+|pls\s+)?"
+    r"(?=(?:use|call|address|refer\s+to|email|e-mail|text|message|contact|reach|ping|dm)\b)",
+    _I,
+)

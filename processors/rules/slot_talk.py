@@ -50,11 +50,14 @@ _NEW = r"(?:new|nuev[oa]|nov[oa])"
 # A home, its keeping and its neighbours, and the work of moving into one.
 _HOME = (
     rf"{_NEW}\s+(?:place|flat|apartment|apt|house|home|city|town|digs|pad|casa|piso|"
-    r"neighbou?rhood|area|landlord|flatmates?|roommates?|housemates?|postcode|zip|address|"
-    r"commute|street|building)\b|"
+    r"neighbou?rhood|area|landlord|postcode|zip|address|"
+    r"commute|street)\b|"
     r"\b(?:our|my)\s+(?:new\s+)?(?:\w+\s+)?(?:flat|apartment|apt|house|place)\b|"
+    # Sent to another place, not to another floor of the same one.
+    r"(?:transferr?ed|relocated|posted|seconded)\s+to\b(?!\s+(?:the\s+|a\s+|our\s+)?(?:new\s+)?"
+    r"(?:\w+\s+)?(?:building|floor|room|desk|team|department|dept|squad|project|account)\b)|"
     r"vivo\s+en|vivimos\s+en|moro\s+em|moramos\s+em|"
-    r"keys\s+to\s+(?:the|my|our)\b|lease\b|tenancy|landlord|flatmate|roommate|housemate|"
+    r"keys\s+to\s+(?:the|my|our)\b|(?<!car\s)lease\b|tenancy|landlord|"
     r"unpack|boxes\b|moving\s+(?:day|van|truck|company)|packing\s+up|house\s*warming|"
     r"commute|neighbou?rhood|mudanza|mudan[cç]a|me\s+mud|nos\s+mud|se\s+mud|"
     r"\b(?:one|two|three|four|\d)[\s-]*bed(?:room)?s?\b|\bstudio\s+(?:flat|apartment)|"
@@ -71,10 +74,15 @@ _EMPLOYER = (
     r"between\s+jobs|out\s+of\s+work|(?:first|second|last)\s+(?:day|week)\s+(?:at|of|in)\b|"
     r"(?:old|former|previous|ex-?)\s+(?:team|job|company|employer|boss|manager|colleagues|"
     r"coworkers|office|workplace)\b|sent\s+me\s+off|send-?off|"
+    r"(?:wrapped\s+up|finished|done)\s+(?:at|with)\b|onto\s+the\s+next|moving\s+on\s+from|"
+    r"acquired|acquisition|merger|layoffs?|contracting\b|"
+    r"\bi\s+(?:now\s+)?work\s+(?:at|for|in|nights|days|weekends)\b|"
+    r"(?:took|taking|got|landed)\s+a\s+(?:new\s+)?(?:job|role|position)\b|"
     r"standup|stand-up|(?:start|started|starting|joined|joining)\s+(?:at|with)\b"
 )
 _TITLE = (
-    rf"promot|bumped\s+(?:me\s+)?up|moved\s+up|stepp(?:ed|ing)\s+up|\btitle\b|\brole\b|\bposition\b|(?:senior|junior|lead|head|principal|staff)\s+"
+    rf"in\s+charge\s+of|heading\s+up|head\s+of|\bi\s+(?:now\s+)?work\s+as\b|"
+    rf"(?:took|taking|got|landed)\s+a\s+(?:new\s+)?(?:job|role|position)\b|promot|bumped\s+(?:me\s+)?up|moved\s+up|stepp(?:ed|ing)\s+up|\btitle\b|\brole\b|\bposition\b|(?:senior|junior|lead|head|principal|staff)\s+"
     rf"(?:{_JOB})|(?:a|an|the)\s+(?:\w+\s+)?(?:{_JOB})\s+now\b|\b(?:{_JOB})\s+now\b|"
     rf"\b(?:been|became|become|becoming)\s+(?:a|an|the)\s+(?:\w+\s+){{0,2}}(?:{_JOB})\b"
 )
@@ -113,6 +121,7 @@ _BIRTH = r"birthday|\bb-?day\b|\bdob\b|cumplea|anivers[aá]rio|\bturn(?:ed|ing|s
 _RELATIONSHIP = (
     r"married|wedding|\bwed\b|husband|wife|fianc|engaged|proposed|said\s+yes|divorc|separat|"
     r"split\s+up|broke\s+up|dumped|single\b|dating|seeing\s+someone|widow|partner\b|"
+    r"\b(?:with|seeing|dating)\s+\w+\s+(?:anymore|any\s+more)|\btogether\b|"
     r"called\s+it\s+quits|ended\s+things|over\s+between\s+us|"
     r"girlfriend|boyfriend|\bgf\b|\bbf\b|novi[oa]|namorad|casad|casamos|me\s+cas[eé]"
 )
@@ -125,7 +134,8 @@ _CHILDREN = (
 )
 _DIET = (
     r"\bvegan|vegetarian|veggie|pescatarian|plant-based|carnivore|\bketo\b|paleo|\bmeat\b|"
-    r"\bfish\b|dairy|gluten|carne|pescado|(?:eat|eating|ate)\s+\w+\s+again"
+    r"\bfish\b|dairy|gluten|carne|pescado|animal\s+products|"
+    r"cut(?:ting)?\s+out\s+(?:all\s+)?(?:meat|dairy|animal|fish|gluten|sugar|carbs)|(?:eat|eating|ate)\s+\w+\s+again"
 )
 _DRUG = (
     r"(?:antidepressants?|antibiotics?|painkillers?|steroids?|insulin|birth\s+control|the\s+pill|"
@@ -137,6 +147,7 @@ _MEDICATION = (
     r"\bmeds\b|medication|\bpills?\b|tablets?\b|\bdose\b|dosage|\bmg\b|prescri|inhaler|"
     rf"(?:weaned|tapering|tapered|came|coming)\s+off\b|\b(?:on|off|taking|take|started|"
     rf"stopped|quit)\s+(?:the\s+|my\s+)?{_DRUG}|{_DRUG}\s+(?:now|instead)|"
+    r"\bstart(?:ed|ing)?\s+(?:on|taking)\s+(?!the\b|a\b|an\b|my\b|our\b)\w+|"
     # What a prescriber did to the speaker's treatment.
     r"\b(?:gp|doc|doctor|psychiatrist|consultant|specialist|nurse)\s+(?:has\s+)?(?:switched|"
     r"changed|upped|lowered|put|took|moved|started|stopped)\s+me\b"
@@ -144,7 +155,8 @@ _MEDICATION = (
 _CONDITION = r"diagnos|tested\s+positive|in\s+remission|all\s+clear|turns\s+out\s+i\s+have"
 _ARRANGEMENT = (
     r"\bremote\b|office\b|\bhybrid\b|\bwfh\b|from\s+home|days\s+(?:a|per)\s+week|\brto\b|"
-    r"return\s+to\s+office|hot\s*desk|in-office|on-?site"
+    r"return\s+to\s+office|(?:working|work)\s+from\s+(?:the\s+|my\s+)?(?:kitchen|bed|sofa|couch)|"
+    r"desk\s+at|co-?working|hot\s*desk|in-office|on-?site"
 )
 _TEAM = r"\bteam\b|\bsquad\b|reorg|department|\bdept\b|moved\s+me\s+to|transferr?ed\s+to"
 _PLAN = r"\bplan\b|\btier\b|subscription|upgrad|downgrad|\bpro\b|premium|renew"
@@ -176,13 +188,16 @@ TALK: dict[str, re.Pattern[str]] = {
         "postal_address": r"\baddress\b|postcode|zip\s*code|direcci[oó]n|endere[cç]o|"
         r"c[oó]digo\s+postal|\bcep\b",
         "allergies": r"allerg|intoleran|epipen|anaphyla",
+        "name": r"legal(?:ly)?\s+(?:changed|mine|now)|changed\s+it\s+legally|deed\s+poll|"
+        r"name\s+change|changed\s+my\s+name",
     }.items()
 }
 
 # The clause puts a change in the present: it happened, is over, or holds from now.
 AFOOT = re.compile(
     r"\b(?:now|new|nuev[oa]|nov[oa]|just|finally|officially|recently|yesterday|"
-    r"(?:first|second|third)\s+(?:day|week|month|night|weekend)s?|ya\s+no|j[aá]\s+n[aã]o|"
+    r"(?:first|second|third)\s+(?:day|week|month|night|weekend)s?|"
+    r"(?:\d+|a\s+few|two|three)\s+(?:days?|weeks?|months?)\s+into|ya\s+no|j[aá]\s+n[aã]o|"
     r"last\s+(?:week|weekend|month|night|friday|monday|"
     r"tuesday|wednesday|thursday|saturday|sunday)|since|as\s+of|from\s+(?:next|this|today|"
     r"now|monday|the\s+\d+)|starting|started|start|begun|began|switched|swapped|moved|"
@@ -193,7 +208,9 @@ AFOOT = re.compile(
     r"(?:eat(?:ing)?|drink(?:ing)?|back\s+(?:on|to)|single|smoking)\s+(?:\w+\s+)?again|"
     r"let\s+(?:me|us)\s+go|redundant|fired|sacked|laid\s+off|resigned|promoted|graduated|"
     r"enrolled|adopted|rehomed|married|divorced|engaged|split|broke\s+up|arrived|born|"
-    r"unpacked|settled|weaned|tapered|bumped|called\s+it\s+quits)\b",
+    r"unpacked|settled|weaned|tapered|bumped|called\s+it\s+quits|wrapped\s+up|"
+    r"(?:took|landed)\s+a\s+(?:new\s+)?(?:job|role|position)|put\s+me\s+in\s+charge|"
+    r"transferr?ed|relocated|acquired|layoffs?|onto\s+the\s+next)\b",
     _I,
 )
 

@@ -60,12 +60,13 @@ _HOME = (
     r"keys\s+to\s+(?:the|my|our)\b|(?<!car\s)lease\b|tenancy|landlord|"
     r"unpack|boxes\b|moving\s+(?:day|van|truck|company)|packing\s+up|house\s*warming|"
     r"commute|neighbou?rhood|mudanza|mudan[cç]a|me\s+mud|nos\s+mud|se\s+mud|"
+    r"\brenting\b|\brent(?:ed|ing)?\s+a\s+(?:place|flat|room|house|studio)\b|"
     r"\b(?:one|two|three|four|\d)[\s-]*bed(?:room)?s?\b|\bstudio\s+(?:flat|apartment)|"
     # A household somewhere ("we're in the countryside now"); "i'm in lisbon" may be a trip.
     r"\b(?:we|i)(?:\s+now)?(?:\s+live|\s+are|'re|\s+(?:just\s+)?moved)\s+(?:\w+\s+)?(?:in|near|by)\b"
 )
 _EMPLOYER = (
-    rf"{_NEW}\s+(?:job|gig|company|employer|boss|manager|office|workplace|colleagues|"
+    rf"{_NEW}\s+(?:job|gig|company|employer|boss|manager|office|workplace|colleagues|contract|"
     r"coworkers|co-workers|team(?:mates)?|trabajo|emprego|firm|startup|role)\b|"
     r"\bnotice\b|badge|onboarding|probation|exit\s+interview|leaving\s+(?:do|drinks|party)|"
     r"accepted\s+(?:the|an|their)\s+offer|(?:job\s+)?offer\b|signed\s+(?:the|my)\s+contract|"
@@ -76,7 +77,9 @@ _EMPLOYER = (
     r"coworkers|office|workplace)\b|sent\s+me\s+off|send-?off|"
     r"(?:wrapped\s+up|finished|done)\s+(?:at|with)\b|onto\s+the\s+next|moving\s+on\s+from|"
     r"acquired|acquisition|merger|layoffs?|contracting\b|"
-    r"\bi\s+(?:now\s+)?work\s+(?:at|for|in|nights|days|weekends)\b|"
+    r"\bi\s+(?:now\s+)?work\s+(?:at|for|in|nights|days|weekends)\b|poached|headhunted|"
+    r"stay[\s-]at[\s-]home|full[\s-]time\s+(?:mum|mom|dad|parent)|career\s+break|sabbatical|"
+    r"(?:maternity|paternity|parental)\s+leave|\bretired\b|retirement|"
     r"(?:took|taking|got|landed)\s+a\s+(?:new\s+)?(?:job|role|position)\b|"
     r"standup|stand-up|(?:start|started|starting|joined|joining)\s+(?:at|with)\b"
 )
@@ -119,7 +122,7 @@ _PREFERRED = (
 )
 _BIRTH = r"birthday|\bb-?day\b|\bdob\b|cumplea|anivers[aá]rio|\bturn(?:ed|ing|s)?\s+\d+"
 _RELATIONSHIP = (
-    r"married|wedding|\bwed\b|husband|wife|fianc|engaged|proposed|said\s+yes|divorc|separat|"
+    r"married|wedding|elope|\bwed\b|husband|wife|fianc|engaged|proposed|said\s+yes|divorc|separat|"
     r"split\s+up|broke\s+up|dumped|single\b|dating|seeing\s+someone|widow|partner\b|"
     r"\b(?:with|seeing|dating)\s+\w+\s+(?:anymore|any\s+more)|\btogether\b|"
     r"called\s+it\s+quits|ended\s+things|over\s+between\s+us|"
@@ -208,7 +211,7 @@ AFOOT = re.compile(
     r"(?:eat(?:ing)?|drink(?:ing)?|back\s+(?:on|to)|single|smoking)\s+(?:\w+\s+)?again|"
     r"let\s+(?:me|us)\s+go|redundant|fired|sacked|laid\s+off|resigned|promoted|graduated|"
     r"enrolled|adopted|rehomed|married|divorced|engaged|split|broke\s+up|arrived|born|"
-    r"unpacked|settled|weaned|tapered|bumped|called\s+it\s+quits|wrapped\s+up|"
+    r"unpacked|settled|weaned|tapered|bumped|eloped|poached|headhunted|called\s+it\s+quits|wrapped\s+up|"
     r"(?:took|landed)\s+a\s+(?:new\s+)?(?:job|role|position)|put\s+me\s+in\s+charge|"
     r"transferr?ed|relocated|acquired|layoffs?|onto\s+the\s+next)\b",
     _I,
@@ -219,7 +222,7 @@ AFOOT = re.compile(
 LESS = re.compile(
     r"\b(?:upped|lowered|increased|reduced|doubled|halved|tapered|tapering|weaned|"
     r"came\s+off|coming\s+off|off\s+(?:the|my)|passed(?:\s+away)?|died|lost\s+(?:my|our)|"
-    r"rainbow\s+bridge|put\s+(?:\w+\s+){0,2}down|rehomed|gave\s+up|stopped|no\s+more|"
+    r"rainbow\s+bridge|said\s+goodbye|put\s+(?:\w+\s+){0,2}down|rehomed|gave\s+up|stopped|no\s+more|"
     r"grew\s+out\s+of|outgrew|cured|in\s+remission|all\s+clear)\b",
     _I,
 )
@@ -243,9 +246,15 @@ _PEOPLE = (
     r"flatmate|housemate|neighbou?r|landlord|ex|sister-in-law|brother-in-law|family|folks|"
     r"herman[oa]s?|madre|padre|amig[oa]s?|vecin[oa]|irm[aã]o?|m[aã]e|pai|vizinh[oa]"
 )
+# Someone at work or about, named by their role: "the new ceo loves the office".
+_ROLES = r"ceo|cto|cfo|founder|director|hire|intern|guy|girl|lady|man|woman|team\s+lead|recruiter"
+# "my old colleagues sent me off": the people of a job left are the speaker's change.
+_LEFT_BEHIND = r"(?:old|former|ex-?)\s+(?:colleague|coworker|co-worker|boss|manager|teammate)"
 SOMEONE = re.compile(
-    rf"^(?:(?:my|our|his|her|their|a|mi|mis|meu|minha|meus)\s+(?:best\s+|old\s+|little\s+|"
-    rf"big\s+|older\s+|younger\s+)?(?:{_PEOPLE})(?:s?'s?)?|(?:he|she)(?:'s)?)(?!\w)"
+    rf"^(?!(?:my|our)\s+{_LEFT_BEHIND})"
+    rf"(?:(?:my|our|his|her|their|a|mi|mis|meu|minha|meus)\s+(?:best\s+|old\s+|little\s+|"
+    rf"big\s+|older\s+|younger\s+)?(?:{_PEOPLE})(?:s|'s|s')?|(?:he|she)(?:'s)?|"
+    rf"the\s+(?:new\s+|old\s+)?(?:{_PEOPLE}|{_ROLES})(?:s|'s|s')?)(?!\w)"
     r"(?!\s+and\s+(?:i|me)\b)",
     _I,
 )

@@ -23,12 +23,15 @@ from slotwise.processors.rules.words import JOB_HEADS, LANGUAGES, SPECIES
 __all__ = [
     "AFOOT",
     "ELSEWHERE",
+    "LATELY",
     "LESS",
+    "NOUNS",
     "OTHER_SERVICE",
     "PARTNER",
     "PAST_ONLY",
     "REQUEST",
     "RESTATING",
+    "SAME_AGAIN",
     "SERVICE_SLOTS",
     "SOMEONE",
     "TALK",
@@ -47,98 +50,121 @@ _LANGUAGE = _alternation(LANGUAGES)
 _PET = _alternation(SPECIES) + r"|fur\s*baby|perr[oa]|gat[oa]|cachorr[oa]"
 _JOB = _alternation(JOB_HEADS | {"head", "deputy", "chief"})
 _NEW = r"(?:new|nuev[oa]|nov[oa])"
-# A home, its keeping and its neighbours, and the work of moving into one.
+# Per slot, the words that come with a change of it ("the keys to", "onboarding",
+# "adopted"), and its plain nouns ("flat", "team", "wife"), which name the slot in any talk
+# about it and so need the clause to say that something changed.
 _HOME = (
     rf"{_NEW}\s+(?:place|flat|apartment|apt|house|home|city|town|digs|pad|casa|piso|"
-    r"neighbou?rhood|area|landlord|postcode|zip|address|"
-    r"commute|street)\b|"
-    r"\b(?:our|my)\s+(?:new\s+)?(?:\w+\s+)?(?:flat|apartment|apt|house|place)\b|"
+    r"neighbou?rhood|area|landlord|postcode|zip|address|commute|street)\b|"
     # Sent to another place, not to another floor of the same one.
     r"(?:transferr?ed|relocated|posted|seconded)\s+to\b(?!\s+(?:the\s+|a\s+|our\s+)?(?:new\s+)?"
     r"(?:\w+\s+)?(?:building|floor|room|desk|team|department|dept|squad|project|account)\b)|"
-    r"vivo\s+en|vivimos\s+en|moro\s+em|moramos\s+em|"
-    r"keys\s+to\s+(?:the|my|our)\b|(?<!car\s)lease\b|tenancy|landlord|"
+    r"keys\s+to\s+(?:the|my|our)\b|signed\s+(?:a|the|for\s+a|for\s+the)\b|"
     r"unpack|boxes\b|moving\s+(?:day|van|truck|company)|packing\s+up|house\s*warming|"
-    r"commute|neighbou?rhood|mudanza|mudan[cç]a|me\s+mud|nos\s+mud|se\s+mud|"
-    r"\brenting\b|\brent(?:ed|ing)?\s+a\s+(?:place|flat|room|house|studio)\b|"
-    r"\b(?:one|two|three|four|\d)[\s-]*bed(?:room)?s?\b|\bstudio\s+(?:flat|apartment)|"
+    r"mudanza|mudan[cç]a|me\s+mud|nos\s+mud|se\s+mud"
+)
+_HOME_NOUNS = (
+    r"\b(?:our|my)\s+(?:new\s+)?(?:\w+\s+)?(?:flat|apartment|apt|house|place)\b|"
+    r"(?<!car\s)lease\b|tenancy|landlord|commute|neighbou?rhood|vivo\s+en|vivimos\s+en|"
+    r"moro\s+em|moramos\s+em|\brenting\b|\brent(?:ed|ing)?\s+a\s+(?:place|flat|room|house|"
+    r"studio)\b|\b(?:one|two|three|four|\d)[\s-]*bed(?:room)?s?\b|\bstudio\s+(?:flat|apartment)|"
     # A household somewhere ("we're in the countryside now"); "i'm in lisbon" may be a trip.
     r"\b(?:we|i)(?:\s+now)?(?:\s+live|\s+are|'re|\s+(?:just\s+)?moved)\s+(?:\w+\s+)?(?:in|near|by)\b"
 )
 _EMPLOYER = (
-    rf"{_NEW}\s+(?:job|gig|company|employer|boss|manager|office|workplace|colleagues|contract|"
+    rf"{_NEW}\s+(?:job|gig|company|employer|boss|manager|colleagues|contract|"
     r"coworkers|co-workers|team(?:mates)?|trabajo|emprego|firm|startup|role)\b|"
-    r"\bnotice\b|badge|onboarding|probation|exit\s+interview|leaving\s+(?:do|drinks|party)|"
-    r"accepted\s+(?:the|an|their)\s+offer|(?:job\s+)?offer\b|signed\s+(?:the|my)\s+contract|"
+    r"badge|onboarding|probation|exit\s+interview|leaving\s+(?:do|drinks|party)|"
+    r"accepted\s+(?:the|an|their)\s+offer|signed\s+(?:the|my)\s+contract|"
     r"employment\s+contract|let\s+(?:me|us)\s+go|made\s+redundant|sacked|fired|laid\s+off|"
-    r"resign|freelanc|self-?employed|work\s+for\s+myself|my\s+own\s+boss|unemployed|"
-    r"between\s+jobs|out\s+of\s+work|(?:first|second|last)\s+(?:day|week)\s+(?:at|of|in)\b|"
+    r"resign|unemployed|between\s+jobs|out\s+of\s+work|"
+    r"(?:first|second|last)\s+(?:day|week)\s+(?:at|of|in)\b|"
     r"(?:old|former|previous|ex-?)\s+(?:team|job|company|employer|boss|manager|colleagues|"
     r"coworkers|office|workplace)\b|sent\s+me\s+off|send-?off|"
     r"(?:wrapped\s+up|finished|done)\s+(?:at|with)\b|onto\s+the\s+next|moving\s+on\s+from|"
-    r"acquired|acquisition|merger|layoffs?|contracting\b|"
-    r"\bi\s+(?:now\s+)?work\s+(?:at|for|in|nights|days|weekends)\b|poached|headhunted|"
-    r"stay[\s-]at[\s-]home|full[\s-]time\s+(?:mum|mom|dad|parent)|career\s+break|sabbatical|"
+    r"acquired|acquisition|merger|layoffs?|poached|headhunted|career\s+break|sabbatical|"
     r"(?:maternity|paternity|parental)\s+leave|\bretired\b|retirement|"
     r"(?:took|taking|got|landed)\s+a\s+(?:new\s+)?(?:job|role|position)\b|"
-    r"standup|stand-up|(?:start|started|starting|joined|joining)\s+(?:at|with)\b"
+    r"(?:start|started|starting|joined|joining)\s+(?:at|with)\b"
+)
+_EMPLOYER_NOUNS = (
+    r"\bnotice\b|(?:job\s+)?offer\b|freelanc|self-?employed|work\s+for\s+myself|"
+    r"my\s+own\s+boss|contracting\b|\bi\s+(?:now\s+)?work\s+(?:at|for|in|nights|days|weekends)\b|"
+    r"stay[\s-]at[\s-]home|full[\s-]time\s+(?:mum|mom|dad|parent)|standup|stand-up"
 )
 _TITLE = (
-    rf"in\s+charge\s+of|heading\s+up|head\s+of|\bi\s+(?:now\s+)?work\s+as\b|"
-    rf"(?:took|taking|got|landed)\s+a\s+(?:new\s+)?(?:job|role|position)\b|promot|bumped\s+(?:me\s+)?up|moved\s+up|stepp(?:ed|ing)\s+up|\btitle\b|\brole\b|\bposition\b|(?:senior|junior|lead|head|principal|staff)\s+"
-    rf"(?:{_JOB})|(?:a|an|the)\s+(?:\w+\s+)?(?:{_JOB})\s+now\b|\b(?:{_JOB})\s+now\b|"
+    r"in\s+charge\s+of|heading\s+up|(?:took|taking|got|landed)\s+a\s+(?:new\s+)?(?:job|role|"
+    r"position)\b|promot|bumped\s+(?:me\s+)?up|moved\s+up|stepp(?:ed|ing)\s+up"
+)
+_TITLE_NOUNS = (
+    rf"head\s+of|\bi\s+(?:now\s+)?work\s+as\b|\btitle\b|\brole\b|\bposition\b|"
+    rf"(?:senior|junior|lead|head|principal|staff)\s+(?:{_JOB})|"
+    rf"(?:a|an|the)\s+(?:\w+\s+)?(?:{_JOB})\s+now\b|\b(?:{_JOB})\s+now\b|"
     rf"\b(?:been|became|become|becoming)\s+(?:a|an|the)\s+(?:\w+\s+){{0,2}}(?:{_JOB})\b"
 )
 _LANGUAGES = (
-    rf"(?:my|mi|meu)\s+(?:{_LANGUAGE})\b|(?:learning|studying|practi[cs]ing|speaking|"
-    rf"picking\s+up)\s+(?:some\s+)?(?:{_LANGUAGE})\b|(?:{_LANGUAGE})\s+(?:classes|lessons|"
-    r"course|tutor|teacher)|duolingo|\bstreak\b|language\s+(?:classes|exchange|course)|"
-    r"\bfluent|conversational"
+    rf"(?:learning|studying|practi[cs]ing|picking\s+up)\s+(?:some\s+)?(?:{_LANGUAGE})\b|"
+    rf"(?:{_LANGUAGE})\s+(?:classes|lessons|course|tutor|teacher)|duolingo|\bstreak\b|"
+    r"language\s+(?:classes|exchange|course)"
+)
+_LANGUAGES_NOUNS = (
+    rf"(?:my|mi|meu)\s+(?:{_LANGUAGE})\b|speaking\s+(?:{_LANGUAGE})\b|\bfluent|conversational"
 )
 _EDUCATION = (
-    r"thesis|dissertation|graduat|semester|\bterm\b|enrol|admitted|acceptance\s+letter|"
-    r"accepted\s+(?:in|into|to)\b|scholarship|diploma|\bdegree\b|bachelor|master|\bphd\b|"
-    r"doctorate|\bviva\b|defended|grad\s+school|undergrad|uni\b|university|college|"
-    r"school|faculdade|universidad|\bmba\b|bootcamp|course\b|coursework"
+    r"thesis|dissertation|graduat|semester|enrol|admitted|acceptance\s+letter|"
+    r"accepted\s+(?:in|into|to)\b|scholarship|\bviva\b|defended|dropped\s+out|bootcamp"
+)
+_EDUCATION_NOUNS = (
+    r"diploma|\bdegree\b|bachelor|master|\bphd\b|doctorate|grad\s+school|undergrad|uni\b|"
+    r"university|college|school|faculdade|universidad|\bmba\b|course\b|coursework|\bterm\b"
 )
 _PETS = (
-    rf"\b(?:{_PET})\b|\bvet\b|adopt|rescue|rehom|put\s+(?:\w+\s+){{0,2}}down\b|"
-    r"rainbow\s+bridge|new\s+(?:family\s+)?member"
+    r"adopt|rescue|rehom|put\s+(?:\w+\s+){0,2}down\b|rainbow\s+bridge|new\s+(?:family\s+)?member"
 )
-_CONTACT = (
+_PETS_NOUNS = rf"\b(?:{_PET})\b|\bvet\b"
+_CONTACT_NOUNS = (
     r"(?:text|ping|email|e-mail|message|dm|call|ring|whatsapp|reach|contact|phone)\s+me\b"
     r"(?!\s+(?:a|an|the|your|back|later|tomorrow|tonight)\b)|hit\s+me\s+up|"
     r"(?:on|via|over|by)\s+(?:slack|whatsapp|signal|telegram|sms|text|email|teams|imessage|"
     r"discord)\b|voice\s+notes?|\bdms?\b|prefer\s+(?:calls|texts|email|messages)"
 )
-_PRONOUNS = (
+_PRONOUNS_NOUNS = (
     r"pronouns|\b(?:she|he|they|ze|xe)\s*/\s*(?:her|him|them|they|she|he|hir|zir|xem)\b|"
     r"(?:use|using|go\s+by)\s+(?:she|he|they)\b"
 )
-_PREFERRED = (
+_PREFERRED_NOUNS = (
     r"call\s+me\s+(?-i:[A-Z])|(?:call|calling)\s+me\s+\w+\s+(?:now|instead|from\s+now|please)|"
     r"\bgo(?:ing)?\s+by\b|nickname|prefer\s+(?:to\s+be\s+called|\w+\s+over)|"
     r"(?:just|only)\s+(?-i:[A-Z])\w+\s+(?:now|please|is\s+fine)"
 )
-_BIRTH = r"birthday|\bb-?day\b|\bdob\b|cumplea|anivers[aá]rio|\bturn(?:ed|ing|s)?\s+\d+"
+_BIRTH = r"\bturn(?:ed|ing|s)?\s+\d+"
+_BIRTH_NOUNS = r"birthday|\bb-?day\b|\bdob\b|cumplea|anivers[aá]rio"
 _RELATIONSHIP = (
-    r"married|wedding|elope|\bwed\b|husband|wife|fianc|engaged|proposed|said\s+yes|divorc|separat|"
-    r"split\s+up|broke\s+up|dumped|single\b|dating|seeing\s+someone|widow|partner\b|"
-    r"\b(?:with|seeing|dating)\s+\w+\s+(?:anymore|any\s+more)|\btogether\b|"
-    r"called\s+it\s+quits|ended\s+things|over\s+between\s+us|"
-    r"girlfriend|boyfriend|\bgf\b|\bbf\b|novi[oa]|namorad|casad|casamos|me\s+cas[eé]"
+    r"elope|proposed|said\s+yes|divorc|separat|split\s+up|broke\s+up|dumped|"
+    r"\b(?:with|seeing|dating)\s+\w+\s+(?:anymore|any\s+more)|called\s+it\s+quits|"
+    r"ended\s+things|over\s+between\s+us|casamos|me\s+cas[eé]|\bwed\b"
+)
+_RELATIONSHIP_NOUNS = (
+    r"married|wedding|husband|wife|fianc|engaged|single\b|dating|seeing\s+someone|widow|"
+    r"partner\b|\btogether\b|girlfriend|boyfriend|\bgf\b|\bbf\b|novi[oa]|namorad|casad"
 )
 _CHILDREN = (
-    r"\bbaby\b|newborn|\bborn\b|pregnan|\btwins\b|\bkids?\b|children|\bson\b|daughter|"
-    r"little\s+one|became\s+(?:a\s+)?(?:mum|mom|dad|parents?|mother|father)|"
-    r"(?:mum|mom|dad|parent)\s+of\s+(?:one|two|three|\d)|beb[eê]|hij[oa]|filh[oa]|"
+    r"newborn|pregnan|became\s+(?:a\s+)?(?:mum|mom|dad|parents?|mother|father)|"
+    r"(?:mum|mom|dad|parent)\s+of\s+(?:one|two|three|\d)|"
     r"(?:i'm|im|i\s+am|we're|we\s+are)\s+(?:a\s+)?(?:mum|mom|dad|mother|father|parents?)\b|"
     r"empty\s+nest"
 )
+_CHILDREN_NOUNS = (
+    r"\bbaby\b|\bborn\b|\btwins\b|\bkids?\b|children|\bson\b|daughter|little\s+one|beb[eê]|"
+    r"hij[oa]|filh[oa]"
+)
 _DIET = (
+    r"animal\s+products|cut(?:ting)?\s+out\s+(?:all\s+)?(?:meat|dairy|animal|fish|gluten|sugar|"
+    r"carbs)|(?:eat|eating|ate)\s+\w+\s+again"
+)
+_DIET_NOUNS = (
     r"\bvegan|vegetarian|veggie|pescatarian|plant-based|carnivore|\bketo\b|paleo|\bmeat\b|"
-    r"\bfish\b|dairy|gluten|carne|pescado|animal\s+products|"
-    r"cut(?:ting)?\s+out\s+(?:all\s+)?(?:meat|dairy|animal|fish|gluten|sugar|carbs)|(?:eat|eating|ate)\s+\w+\s+again"
+    r"\bfish\b|dairy|gluten|carne|pescado"
 )
 _DRUG = (
     r"(?:antidepressants?|antibiotics?|painkillers?|steroids?|insulin|birth\s+control|the\s+pill|"
@@ -147,7 +173,6 @@ _DRUG = (
     r"triptan|lukast|formin|pirin|oxin|pentin|tidine))\b"
 )
 _MEDICATION = (
-    r"\bmeds\b|medication|\bpills?\b|tablets?\b|\bdose\b|dosage|\bmg\b|prescri|inhaler|"
     rf"(?:weaned|tapering|tapered|came|coming)\s+off\b|\b(?:on|off|taking|take|started|"
     rf"stopped|quit)\s+(?:the\s+|my\s+)?{_DRUG}|{_DRUG}\s+(?:now|instead)|"
     r"\bstart(?:ed|ing)?\s+(?:on|taking)\s+(?!the\b|a\b|an\b|my\b|our\b)\w+|"
@@ -155,28 +180,37 @@ _MEDICATION = (
     r"\b(?:gp|doc|doctor|psychiatrist|consultant|specialist|nurse)\s+(?:has\s+)?(?:switched|"
     r"changed|upped|lowered|put|took|moved|started|stopped)\s+me\b"
 )
+_MEDICATION_NOUNS = (
+    r"\bmeds\b|medication|\bpills?\b|tablets?\b|\bdose\b|dosage|\bmg\b|prescri|inhaler"
+)
 _CONDITION = r"diagnos|tested\s+positive|in\s+remission|all\s+clear|turns\s+out\s+i\s+have"
 _ARRANGEMENT = (
-    r"\bremote\b|office\b|\bhybrid\b|\bwfh\b|from\s+home|days\s+(?:a|per)\s+week|\brto\b|"
-    r"return\s+to\s+office|(?:working|work)\s+from\s+(?:the\s+|my\s+)?(?:kitchen|bed|sofa|couch)|"
-    r"desk\s+at|co-?working|hot\s*desk|in-office|on-?site"
+    r"\brto\b|return\s+to\s+office|(?:working|work)\s+from\s+(?:the\s+|my\s+)?(?:kitchen|bed|"
+    r"sofa|couch)|desk\s+at|hot\s*desk"
 )
-_TEAM = r"\bteam\b|\bsquad\b|reorg|department|\bdept\b|moved\s+me\s+to|transferr?ed\s+to"
-_PLAN = r"\bplan\b|\btier\b|subscription|upgrad|downgrad|\bpro\b|premium|renew"
+_ARRANGEMENT_NOUNS = (
+    r"\bremote\b|office\b|\bhybrid\b|\bwfh\b|from\s+home|days\s+(?:a|per)\s+week|co-?working|"
+    r"in-office|on-?site"
+)
+_NAME = (
+    r"legal(?:ly)?\s+(?:changed|mine|now)|changed\s+it\s+legally|deed\s+poll|name\s+change|"
+    r"changed\s+my\s+name"
+)
 
-# Words that show a clause is about a slot, beyond its own nouns.
-TALK: dict[str, re.Pattern[str]] = {
-    attribute: re.compile(rf"(?:{pattern})", _I)
-    for attribute, pattern in {
+
+def _compiled(patterns: dict[str, str]) -> dict[str, re.Pattern[str]]:
+    return {attribute: re.compile(rf"(?:{p})", _I) for attribute, p in patterns.items()}
+
+
+# Words that come with a change of a slot: a clause dated to lately is enough beside them.
+TALK = _compiled(
+    {
         "home_city": _HOME,
         "employer": _EMPLOYER,
         "job_title": _TITLE,
         "languages": _LANGUAGES,
         "education": _EDUCATION,
         "pets": _PETS,
-        "preferred_contact_method": _CONTACT,
-        "pronouns": _PRONOUNS,
-        "preferred_name": _PREFERRED,
         "date_of_birth": _BIRTH,
         "relationship_status": _RELATIONSHIP,
         "children_count": _CHILDREN,
@@ -184,38 +218,76 @@ TALK: dict[str, re.Pattern[str]] = {
         "medications": _MEDICATION,
         "medical_conditions": _CONDITION,
         "work_arrangement": _ARRANGEMENT,
-        "team": _TEAM,
-        "plan": _PLAN,
+        "team": r"reorg|moved\s+me\s+to|transferr?ed\s+to",
+        "plan": r"upgrad|downgrad",
+        "phone": rf"{_NEW}\s+(?:number|sim|digits|phone|mobile)|n[uú]mero\s+nuevo",
+        "email": rf"{_NEW}\s+e-?mail",
+        "postal_address": rf"{_NEW}\s+(?:address|postcode|direcci[oó]n|endere[cç]o)",
+        "name": _NAME,
+        "nationality": r"citizenship|naturali[sz]ed|sworn\s+in",
+    }
+)
+# A slot's plain nouns, beyond the cue words: the clause must say that something changed.
+NOUNS = _compiled(
+    {
+        "home_city": _HOME_NOUNS,
+        "employer": _EMPLOYER_NOUNS,
+        "job_title": _TITLE_NOUNS,
+        "languages": _LANGUAGES_NOUNS,
+        "education": _EDUCATION_NOUNS,
+        "pets": _PETS_NOUNS,
+        "preferred_contact_method": _CONTACT_NOUNS,
+        "pronouns": _PRONOUNS_NOUNS,
+        "preferred_name": _PREFERRED_NOUNS,
+        "date_of_birth": _BIRTH_NOUNS,
+        "relationship_status": _RELATIONSHIP_NOUNS,
+        "children_count": _CHILDREN_NOUNS,
+        "diet": _DIET_NOUNS,
+        "medications": _MEDICATION_NOUNS,
+        "work_arrangement": _ARRANGEMENT_NOUNS,
+        "team": r"\bteam\b|\bsquad\b|department|\bdept\b",
+        "plan": r"\bplan\b|\btier\b|subscription|\bpro\b|premium",
         "phone": r"\bnumber\b|\bphone\b|\bmobile\b|\bcell\b|\bdigits\b|\bsim\b|n[uú]mero",
         "email": r"\be-?mail\b|\binbox\b|gmail|outlook|proton",
         "postal_address": r"\baddress\b|postcode|zip\s*code|direcci[oó]n|endere[cç]o|"
         r"c[oó]digo\s+postal|\bcep\b",
         "allergies": r"allerg|intoleran|epipen|anaphyla",
-        "name": r"legal(?:ly)?\s+(?:changed|mine|now)|changed\s+it\s+legally|deed\s+poll|"
-        r"name\s+change|changed\s+my\s+name",
-    }.items()
-}
+        "nationality": r"passport|nationality",
+    }
+)
 
-# The clause puts a change in the present: it happened, is over, or holds from now.
+# The clause puts a change in the present: it happened, is over, or holds from now. These
+# are enough beside a slot's own noun ("fully remote as of this month").
 AFOOT = re.compile(
-    r"\b(?:now|new|nuev[oa]|nov[oa]|just|finally|officially|recently|yesterday|"
+    r"\b(?:now|new|nuev[oa]|nov[oa]|officially|"
     r"(?:first|second|third)\s+(?:day|week|month|night|weekend)s?|"
     r"(?:\d+|a\s+few|two|three)\s+(?:days?|weeks?|months?)\s+into|ya\s+no|j[aá]\s+n[aã]o|"
-    r"last\s+(?:week|weekend|month|night|friday|monday|"
-    r"tuesday|wednesday|thursday|saturday|sunday)|since|as\s+of|from\s+(?:next|this|today|"
-    r"now|monday|the\s+\d+)|starting|started|start|begun|began|switched|swapped|moved|"
-    r"accepted|signed|handed|got|getting|upped|lowered|increased|reduced|off\s+the|"
+    r"since|as\s+of|from\s+(?:next|this|today|now|monday|the\s+\d+)|starting|started|begun|"
+    r"began|switched|swapped|moved|upped|lowered|increased|reduced|off\s+the|"
     r"anymore|any\s+more|no\s+longer|these\s+days|nowadays|lately|instead|"
-    r"is\s+done|went\s+through|over\b|ended|ya|agora|ahora|ayer|ontem|"
+    r"is\s+done|(?:is|are|'s)\s+over|went\s+through|ended|agora|ahora|"
     # Events that are changes in themselves.
     r"(?:eat(?:ing)?|drink(?:ing)?|back\s+(?:on|to)|single|smoking)\s+(?:\w+\s+)?again|"
     r"let\s+(?:me|us)\s+go|redundant|fired|sacked|laid\s+off|resigned|promoted|graduated|"
     r"enrolled|adopted|rehomed|married|divorced|engaged|split|broke\s+up|arrived|born|"
-    r"unpacked|settled|weaned|tapered|bumped|eloped|poached|headhunted|called\s+it\s+quits|wrapped\s+up|"
-    r"(?:took|landed)\s+a\s+(?:new\s+)?(?:job|role|position)|put\s+me\s+in\s+charge|"
-    r"transferr?ed|relocated|acquired|layoffs?|onto\s+the\s+next)\b",
+    r"unpacked|settled|weaned|tapered|bumped|eloped|poached|headhunted|called\s+it\s+quits|"
+    r"wrapped\s+up|(?:took|landed)\s+a\s+(?:new\s+)?(?:job|role|position)|"
+    r"put\s+me\s+in\s+charge|transferr?ed|relocated|acquired|layoffs?|onto\s+the\s+next)\b",
     _I,
 )
+# Words that date a clause to lately without saying what changed ("just", "got",
+# "yesterday"): enough only beside words that come with a change (the keys to a new flat),
+# not beside a slot's bare noun ("i just love my team").
+LATELY = re.compile(
+    r"\b(?:just|finally|recently|yesterday|last\s+(?:week|weekend|month|night|friday|monday|"
+    r"tuesday|wednesday|thursday|saturday|sunday)|start|accepted|signed|handed|got|getting|"
+    r"over|ya|ayer|ontem)\b",
+    _I,
+)
+
+# The clause says the same holds on, or again: "still at ucl", "renewed my passport"; a
+# "still" well into the clause is about something else ("…the new place still smells").
+SAME_AGAIN = re.compile(r"^(?:\S+\s+){0,2}still\b|\b(?:renew(?:ed|al|ing|s)?|extended)\b", _I)
 
 # A value of a slot that holds several is taken away or altered, not joined by another:
 # "doc upped my dose", "had to put our old dog down", "came off the pill".

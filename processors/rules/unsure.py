@@ -32,12 +32,15 @@ from slotwise.processors.rules.gazetteer import city
 from slotwise.processors.rules.slot_talk import (
     AFOOT,
     ELSEWHERE,
+    LATELY,
     LESS,
+    NOUNS,
     OTHER_SERVICE,
     PARTNER,
     PAST_ONLY,
     REQUEST,
     RESTATING,
+    SAME_AGAIN,
     SERVICE_SLOTS,
     SOMEONE,
     TALK,
@@ -207,13 +210,19 @@ def unsure_questions(
             or ELSEWHERE.search(text)
         ):
             continue
-        marked = bool(MARKER.search(text) or NEGATION.search(text) or LESS.search(text))
-        if not (marked or AFOOT.search(text)):
+        negated = bool(NEGATION.search(text))
+        if SAME_AGAIN.search(text) and not negated:
+            continue  # "still at ucl", "renewed the lease": the same holds on
+        marked = bool(MARKER.search(text) or negated or LESS.search(text))
+        afoot = marked or bool(AFOOT.search(text))
+        if not (afoot or LATELY.search(text)):
             continue
-        named = [a for a, cue in CUES.items() if cue.search(text)]
-        named += [a for a, talk in TALK.items() if a not in named and talk.search(text)]
-        if not named:
-            unnamed.append(text)
+        # A slot's own noun needs the clause to say that something changed; the words that
+        # come with a change need only a clause dated to lately.
+        nouns = [*CUES.items(), *NOUNS.items()] if afoot else []
+        named = list(dict.fromkeys(a for a, words in [*nouns, *TALK.items()] if words.search(text)))
+        if not named and marked:
+            unnamed.append(text)  # for the classifier, where the change is plain
         for attribute in named:
             if not _about_own(attribute, text, marked=marked):
                 continue
@@ -276,7 +285,9 @@ def _someone_else(text: str) -> bool:
     first = text.split(maxsplit=1)[0]
     if first.casefold() in {"i", "we", "you"}:  # "we got married": the speaker's household
         return False
-    return not any(words.match(first) for words in (*CUES.values(), *TALK.values()))
+    return not any(
+        words.match(first) for words in (*CUES.values(), *NOUNS.values(), *TALK.values())
+    )
 
 
 # The speaker says they put something right.

@@ -90,7 +90,8 @@ _EMPLOYER = (
 _EMPLOYER_NOUNS = (
     r"\bnotice\b|(?:job\s+)?offer\b|freelanc|self-?employed|work\s+for\s+myself|"
     r"my\s+own\s+boss|contracting\b|\bi\s+(?:now\s+)?work\s+(?:at|for|in|nights|days|weekends)\b|"
-    r"stay[\s-]at[\s-]home|full[\s-]time\s+(?:mum|mom|dad|parent)|standup|stand-up"
+    r"stay[\s-]at[\s-]home|full[\s-]time\s+(?:mum|mom|dad|parent)|standup|stand-up|"
+    r"trabalho\s+(?:na|no|em|pra|para)\b|trabajo\s+(?:en|para)\b"
 )
 _TITLE = (
     r"in\s+charge\s+of|heading\s+up|(?:took|taking|got|landed)\s+a\s+(?:new\s+)?(?:job|role|"
@@ -141,6 +142,7 @@ _BIRTH = r"\bturn(?:ed|ing|s)?\s+\d+"
 _BIRTH_NOUNS = r"birthday|\bb-?day\b|\bdob\b|cumplea|anivers[aá]rio"
 _RELATIONSHIP = (
     r"elope|proposed|said\s+yes|divorc|separat|split\s+up|broke\s+up|dumped|"
+    r"\bwe(?:'ve|\s+have)?\s+split\b|"
     r"\b(?:with|seeing|dating)\s+\w+\s+(?:anymore|any\s+more)|called\s+it\s+quits|"
     r"ended\s+things|over\s+between\s+us|casamos|me\s+cas[eé]|\bwed\b"
 )
@@ -220,7 +222,8 @@ TALK = _compiled(
         "work_arrangement": _ARRANGEMENT,
         "team": r"reorg|moved\s+me\s+to|transferr?ed\s+to",
         "plan": r"upgrad|downgrad",
-        "phone": rf"{_NEW}\s+(?:number|sim|digits|phone|mobile)|n[uú]mero\s+nuevo",
+        # A new number, not a new handset: "new phone case arrived".
+        "phone": rf"{_NEW}\s+(?:(?:phone\s+|mobile\s+)?number|sim|digits)|n[uú]mero\s+nuevo",
         "email": rf"{_NEW}\s+e-?mail",
         "postal_address": rf"{_NEW}\s+(?:address|postcode|direcci[oó]n|endere[cç]o)",
         "name": _NAME,
@@ -295,7 +298,7 @@ LESS = re.compile(
     r"\b(?:upped|lowered|increased|reduced|doubled|halved|tapered|tapering|weaned|"
     r"came\s+off|coming\s+off|off\s+(?:the|my)|passed(?:\s+away)?|died|lost\s+(?:my|our)|"
     r"rainbow\s+bridge|said\s+goodbye|put\s+(?:\w+\s+){0,2}down|rehomed|gave\s+up|stopped|no\s+more|"
-    r"grew\s+out\s+of|outgrew|cured|in\s+remission|all\s+clear)\b",
+    r"grew\s+out\s+of|outgrew|outgrown|cured|in\s+remission|all\s+clear)\b",
     _I,
 )
 
@@ -304,8 +307,11 @@ ELSEWHERE = re.compile(
     r"\b(?:trip|holiday|vacation|visiting|visit|for\s+the\s+(?:weekend|week|conference)|"
     r"conference|offsite|off-site|away\s+day|for\s+the\s+(?:day|night|event|meeting|party|"
     r"wedding|launch)|back\s+(?:on|next|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
-    r"flight|hotel|airbnb|landed|jet\s*lag(?:ged)?|dog-?sitting|pet-?sitting|house-?sitting|babysitting|someone's|(?:friend|sister|brother|"
-    r"mum|mom|dad|neighbou?r|boss|partner|cousin)'s)\b",
+    r"flight|hotel|airbnb|landed|jet\s*lag(?:ged)?|dog-?sitting|pet-?sitting|house-?sitting|"
+    r"babysitting|someone's|"
+    # At someone's place, not moved to it ("moved back home to my mum's").
+    r"(?<!to\smy\s)(?<!into\smy\s)(?:friend|sister|brother|mum|mom|dad|neighbou?r|boss|"
+    r"partner|cousin)'s)\b",
     _I,
 )
 
@@ -319,13 +325,21 @@ _PEOPLE = (
     r"herman[oa]s?|madre|padre|amig[oa]s?|vecin[oa]|irm[aã]o?|m[aã]e|pai|vizinh[oa]"
 )
 # Someone at work or about, named by their role: "the new ceo loves the office".
-_ROLES = r"ceo|cto|cfo|founder|director|hire|intern|guy|girl|lady|man|woman|team\s+lead|recruiter"
+_ROLES = (
+    r"church|club|choir|band|charity|parish|gym|ceo|cto|cfo|founder|director|hire|intern|guy|"
+    r"girl|lady|man|woman|team\s+lead|recruiter"
+)
 # "my old colleagues sent me off": the people of a job left are the speaker's change.
 _LEFT_BEHIND = r"(?:old|former|ex-?)\s+(?:colleague|coworker|co-worker|boss|manager|teammate)"
+# "our little girl was born on tuesday": a child of the speaker's arriving is their change.
+_OWN_BIRTH = (
+    r"(?:my|our)\s+(?:little\s+|baby\s+|new\s+)?(?:girl|boy|son|daughter|baby|twins|kids?)\b"
+    r".*\b(?:born|arrived)\b"
+)
 SOMEONE = re.compile(
-    rf"^(?!(?:my|our)\s+{_LEFT_BEHIND})"
+    rf"^(?!(?:my|our)\s+{_LEFT_BEHIND})(?!{_OWN_BIRTH})"
     rf"(?:(?:my|our|his|her|their|a|mi|mis|meu|minha|meus)\s+(?:best\s+|old\s+|little\s+|"
-    rf"big\s+|older\s+|younger\s+)?(?:{_PEOPLE})(?:s|'s|s')?|(?:he|she)(?:'s)?|"
+    rf"big\s+|older\s+|younger\s+)?(?:{_PEOPLE}|{_ROLES})(?:s|'s|s')?|(?:he|she)(?:'s)?|"
     rf"the\s+(?:new\s+|old\s+)?(?:{_PEOPLE}|{_ROLES})(?:s|'s|s')?)(?!\w)"
     r"(?!\s+and\s+(?:i|me)\b)",
     _I,

@@ -59,7 +59,8 @@ _HOME = (
     # Sent to another place, not to another floor of the same one.
     r"(?:transferr?ed|relocated|posted|seconded)\s+to\b(?!\s+(?:the\s+|a\s+|our\s+)?(?:new\s+)?"
     r"(?:\w+\s+)?(?:building|floor|room|desk|team|department|dept|squad|project|account)\b)|"
-    r"keys\s+to\s+(?:the|my|our)\b|signed\s+(?:a|the|for\s+a|for\s+the)\b|"
+    r"keys\s+to\s+(?:the|my|our)\b|closed\s+on\s+(?:the|a|our|my)\s+(?:\w+\s+)?(?:house|flat|"
+    r"place|apartment|condo|home)\b|signed\s+(?:a|the|for\s+a|for\s+the)\b|"
     r"unpack|boxes\b|moving\s+(?:day|van|truck|company)|packing\s+up|house\s*warming|"
     r"mudanza|mudan[cç]a|me\s+mud|nos\s+mud|se\s+mud"
 )
@@ -78,7 +79,9 @@ _EMPLOYER = (
     r"accepted\s+(?:the|an|their)\s+offer|signed\s+(?:the|my)\s+contract|"
     r"employment\s+contract|let\s+(?:me|us)\s+go|made\s+redundant|sacked|fired|laid\s+off|"
     r"resign|unemployed|between\s+jobs|out\s+of\s+work|"
-    r"(?:first|second|last)\s+(?:day|week)\s+(?:at|of|in)\b|"
+    r"(?:first|second|last)\s+(?:day|week|shift)\s+(?:at|of|in|with)\b|"
+    r"leaving\s+(?:the|my)\s+(?:bank|company|firm|agency|startup|job|practice|hospital|"
+    r"school|restaurant|cafe|store|shop|team)\b|"
     r"(?:old|former|previous|ex-?)\s+(?:team|job|company|employer|boss|manager|colleagues|"
     r"coworkers|office|workplace)\b|sent\s+me\s+off|send-?off|"
     r"(?:wrapped\s+up|finished|done)\s+(?:at|with)\b|onto\s+the\s+next|moving\s+on\s+from|"
@@ -94,8 +97,8 @@ _EMPLOYER_NOUNS = (
     r"trabalho\s+(?:na|no|em|pra|para)\b|trabajo\s+(?:en|para)\b"
 )
 _TITLE = (
-    r"in\s+charge\s+of|heading\s+up|(?:took|taking|got|landed)\s+a\s+(?:new\s+)?(?:job|role|"
-    r"position)\b|promot|bumped\s+(?:me\s+)?up|moved\s+up|stepp(?:ed|ing)\s+up"
+    r"in\s+charge\s+of|heading\s+up|(?:took|taking|got|landed)\s+(?:a|the)\s+(?:\w+\s+){0,2}"
+    r"(?:job|role|position|title)\b|promot|bumped\s+(?:me\s+)?up|moved\s+up|stepp(?:ed|ing)\s+up"
 )
 _TITLE_NOUNS = (
     rf"head\s+of|\bi\s+(?:now\s+)?work\s+as\b|\btitle\b|\brole\b|\bposition\b|"
@@ -154,7 +157,7 @@ _CHILDREN = (
     r"newborn|pregnan|became\s+(?:a\s+)?(?:mum|mom|dad|parents?|mother|father)|"
     r"(?:mum|mom|dad|parent)\s+of\s+(?:one|two|three|\d)|"
     r"(?:i'm|im|i\s+am|we're|we\s+are)\s+(?:a\s+)?(?:mum|mom|dad|mother|father|parents?)\b|"
-    r"empty\s+nest"
+    r"empty\s+nest|baby\s+(?:#|no\.?\s*|number\s+)\w+"
 )
 _CHILDREN_NOUNS = (
     r"\bbaby\b|\bborn\b|\btwins\b|\bkids?\b|children|\bson\b|daughter|little\s+one|beb[eê]|"
@@ -180,7 +183,9 @@ _MEDICATION = (
     r"\bstart(?:ed|ing)?\s+(?:on|taking)\s+(?!the\b|a\b|an\b|my\b|our\b)\w+|"
     # What a prescriber did to the speaker's treatment.
     r"\b(?:gp|doc|doctor|psychiatrist|consultant|specialist|nurse)\s+(?:has\s+)?(?:switched|"
-    r"changed|upped|lowered|put|took|moved|started|stopped)\s+me\b"
+    r"changed|upped|lowered|put|took|moved|started|stopped)\s+me\b|"
+    r"\b(?:gp|doc|doctor|psychiatrist|consultant|specialist)\s+(?:has\s+)?(?:halved|doubled|"
+    r"upped|lowered|increased|reduced|changed|switched|stopped)\s+my\b"
 )
 _MEDICATION_NOUNS = (
     r"\bmeds\b|medication|\bpills?\b|tablets?\b|\bdose\b|dosage|\bmg\b|prescri|inhaler"
@@ -268,7 +273,8 @@ AFOOT = re.compile(
     r"since|as\s+of|from\s+(?:next|this|today|now|monday|the\s+\d+)|starting|started|begun|"
     r"began|switched|swapped|moved|upped|lowered|increased|reduced|off\s+the|"
     r"anymore|any\s+more|no\s+longer|these\s+days|nowadays|lately|instead|"
-    r"is\s+done|(?:is|are|'s)\s+over|went\s+through|ended|agora|ahora|"
+    r"is\s+done|(?:is|are|'s)\s+over|last\s+(?:day|shift)\s+(?:at|with)|"
+    r"went\s+through|ended|agora|ahora|"
     # Events that are changes in themselves.
     r"(?:eat(?:ing)?|drink(?:ing)?|back\s+(?:on|to)|single|smoking)\s+(?:\w+\s+)?again|"
     r"let\s+(?:me|us)\s+go|redundant|fired|sacked|laid\s+off|resigned|promoted|graduated|"
@@ -284,7 +290,7 @@ AFOOT = re.compile(
 LATELY = re.compile(
     r"\b(?:just|finally|recently|yesterday|last\s+(?:week|weekend|month|night|friday|monday|"
     r"tuesday|wednesday|thursday|saturday|sunday)|start|accepted|signed|handed|got|getting|"
-    r"over|ya|ayer|ontem)\b",
+    r"over|ya|ayer|ontem|(?:is|are)\s+here|after\s+\d+\s+(?:yrs|years|months))\b",
     _I,
 )
 

@@ -66,7 +66,7 @@ _HOME = (
 )
 _HOME_NOUNS = (
     r"\b(?:our|my)\s+(?:new\s+)?(?:\w+\s+)?(?:flat|apartment|apt|house|place)\b|"
-    r"(?<!car\s)lease\b|tenancy|landlord|commute|neighbou?rhood|vivo\s+en|vivimos\s+en|"
+    r"(?<!car\s)\blease\b|tenancy|landlord|commute|neighbou?rhood|vivo\s+en|vivimos\s+en|"
     r"moro\s+em|moramos\s+em|\brenting\b|\brent(?:ed|ing)?\s+a\s+(?:place|flat|room|house|"
     r"studio)\b|\b(?:one|two|three|four|\d)[\s-]*bed(?:room)?s?\b|\bstudio\s+(?:flat|apartment)|"
     # A household somewhere ("we're in the countryside now"); "i'm in lisbon" may be a trip.
@@ -75,7 +75,9 @@ _HOME_NOUNS = (
 _EMPLOYER = (
     rf"{_NEW}\s+(?:job|gig|company|employer|boss|manager|colleagues|contract|"
     r"coworkers|co-workers|team(?:mates)?|trabajo|emprego|firm|startup|role)\b|"
-    r"badge|onboarding|probation|exit\s+interview|leaving\s+(?:do|drinks|party)|"
+    # A badge or laptop handed in or first received, not what a badge says.
+    r"handed\s+(?:in|back)\s+my\s+(?:\w+\s+)?(?:badge|laptop|keys|notice|resignation)|"
+    r"got\s+my\s+(?:\w+\s+)?badge|onboarding|probation|exit\s+interview|leaving\s+(?:do|drinks|party)|"
     r"accepted\s+(?:the|an|their)\s+offer|signed\s+(?:the|my)\s+contract|"
     r"employment\s+contract|let\s+(?:me|us)\s+go|made\s+redundant|sacked|fired|laid\s+off|"
     r"resign|unemployed|between\s+jobs|out\s+of\s+work|"
@@ -98,7 +100,7 @@ _EMPLOYER_NOUNS = (
 )
 _TITLE = (
     r"in\s+charge\s+of|heading\s+up|(?:took|taking|got|landed)\s+(?:a|the)\s+(?:\w+\s+){0,2}"
-    r"(?:job|role|position|title)\b|promot|bumped\s+(?:me\s+)?up|moved\s+up|stepp(?:ed|ing)\s+up"
+    r"(?:job|role|position|title)\b|promot|bumped\s+(?:me\s+)?up|stepp(?:ed|ing)\s+up"
 )
 _TITLE_NOUNS = (
     rf"head\s+of|\bi\s+(?:now\s+)?work\s+as\b|\btitle\b|\brole\b|\bposition\b|"
@@ -120,15 +122,18 @@ _EDUCATION = (
 )
 _EDUCATION_NOUNS = (
     r"diploma|\bdegree\b|bachelor|master|\bphd\b|doctorate|grad\s+school|undergrad|uni\b|"
-    r"university|college|school|faculdade|universidad|\bmba\b|course\b|coursework|\bterm\b"
+    r"university|college|(?:grad|law|med|medical|nursing|night|art|business|film|summer)\s+"
+    r"school|back\s+to\s+school|faculdade|universidad|\bmba\b|course\b|coursework|\bterm\b"
 )
 _PETS = (
     r"adopt|rescue|rehom|put\s+(?:\w+\s+){0,2}down\b|rainbow\s+bridge|new\s+(?:family\s+)?member"
 )
 _PETS_NOUNS = rf"\b(?:{_PET})\b|\bvet\b"
 _CONTACT_NOUNS = (
-    r"(?:text|ping|email|e-mail|message|dm|call|ring|whatsapp|reach|contact|phone)\s+me\b"
-    r"(?!\s+(?:a|an|the|your|back|later|tomorrow|tonight)\b)|hit\s+me\s+up|"
+    r"(?:text|ping|email|e-mail|message|dm|whatsapp|reach|contact)\s+me\b"
+    r"(?!\s+(?:a|an|the|your|back|later|tomorrow|tonight)\b)|"
+    # "call me on my mobile" reaches the speaker; "call me Dee" names them.
+    r"(?:call|ring|phone)\s+me\s+(?:on|at|instead|rather|via|any\s*time)\b|hit\s+me\s+up|"
     r"(?:on|via|over|by)\s+(?:slack|whatsapp|signal|telegram|sms|text|email|teams|imessage|"
     r"discord)\b|voice\s+notes?|\bdms?\b|prefer\s+(?:calls|texts|email|messages)"
 )
@@ -153,6 +158,12 @@ _RELATIONSHIP_NOUNS = (
     r"married|wedding|husband|wife|fianc|engaged|single\b|dating|seeing\s+someone|widow|"
     r"partner\b|\btogether\b|girlfriend|boyfriend|\bgf\b|\bbf\b|novi[oa]|namorad|casad"
 )
+# A child born, not the speaker's own birth: "born in valparaíso", "i was born in 1990".
+_CHILD_BORN = (
+    r"(?<!\bi\swas\s)(?<!\bim\s)(?:(?<=\bwas\s)|(?<=\bwere\s)|(?<=\bis\s)|(?<=\bare\s)|"
+    r"(?<=\bgot\s)|(?<=\bbeen\s)|(?<=\bjust\s))born\b|\bborn\s+(?:last|this|yesterday|today|"
+    r"early|at\s+\d|on\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day)"
+)
 _CHILDREN = (
     r"newborn|pregnan|became\s+(?:a\s+)?(?:mum|mom|dad|parents?|mother|father)|"
     r"(?:mum|mom|dad|parent)\s+of\s+(?:one|two|three|\d)|"
@@ -160,7 +171,7 @@ _CHILDREN = (
     r"empty\s+nest|baby\s+(?:#|no\.?\s*|number\s+)\w+"
 )
 _CHILDREN_NOUNS = (
-    r"\bbaby\b|\bborn\b|\btwins\b|\bkids?\b|children|\bson\b|daughter|little\s+one|beb[eê]|"
+    rf"\bbaby\b|{_CHILD_BORN}|\btwins\b|\bkids?\b|children|\bson\b|daughter|little\s+one|beb[eê]|"
     r"hij[oa]|filh[oa]"
 )
 _DIET = (
@@ -169,7 +180,7 @@ _DIET = (
 )
 _DIET_NOUNS = (
     r"\bvegan|vegetarian|veggie|pescatarian|plant-based|carnivore|\bketo\b|paleo|\bmeat\b|"
-    r"\bfish\b|dairy|gluten|carne|pescado"
+    r"\bfish\b|dairy|carne|pescado"
 )
 _DRUG = (
     r"(?:antidepressants?|antibiotics?|painkillers?|steroids?|insulin|birth\s+control|the\s+pill|"
@@ -253,7 +264,9 @@ NOUNS = _compiled(
         "diet": _DIET_NOUNS,
         "medications": _MEDICATION_NOUNS,
         "work_arrangement": _ARRANGEMENT_NOUNS,
-        "team": r"\bteam\b|\bsquad\b|department|\bdept\b",
+        # The team plan is a plan.
+        "team": r"\bteam\b(?!\s+(?:plan|tier|account|subscription|edition|licen[cs]e))|\bsquad\b|"
+        r"department|\bdept\b",
         "plan": r"\bplan\b|\btier\b|subscription|\bpro\b|premium",
         "phone": r"\bnumber\b|\bphone\b|\bmobile\b|\bcell\b|\bdigits\b|\bsim\b|n[uú]mero",
         "email": r"\be-?mail\b|\binbox\b|gmail|outlook|proton",
@@ -278,7 +291,8 @@ AFOOT = re.compile(
     # Events that are changes in themselves.
     r"(?:eat(?:ing)?|drink(?:ing)?|back\s+(?:on|to)|single|smoking)\s+(?:\w+\s+)?again|"
     r"let\s+(?:me|us)\s+go|redundant|fired|sacked|laid\s+off|resigned|promoted|graduated|"
-    r"enrolled|adopted|rehomed|married|divorced|engaged|split|broke\s+up|arrived|born|"
+    r"enrolled|adopted|rehomed|married|divorced|engaged|split|broke\s+up|arrived|"
+    rf"{_CHILD_BORN}|"
     r"unpacked|settled|weaned|tapered|bumped|eloped|poached|headhunted|called\s+it\s+quits|"
     r"wrapped\s+up|(?:took|landed)\s+a\s+(?:new\s+)?(?:job|role|position)|"
     r"put\s+me\s+in\s+charge|transferr?ed|relocated|acquired|layoffs?|onto\s+the\s+next)\b",
@@ -354,7 +368,8 @@ SOMEONE = re.compile(
 # The clause dates itself before a change, so what it says held then: "my uk number before
 # i moved was …", "took my husband's when we married", "back when i lived in york".
 PAST_ONLY = re.compile(
-    r"\b(?:before|when|until|till|back\s+when|while)\s+(?:i|we)\b(?!\s+(?:now|still)\b)|"
+    r"\b(?:before|when|until|till|back\s+when)\s+(?:i|we)\s+(?:was|were|had|left|met|"
+    r"got|\w+ed)\b|"
     r"\bback\s+then\b|\bat\s+the\s+time\b|\bmaiden\b|\bin\s+my\s+(?:twenties|teens|old)\b",
     _I,
 )

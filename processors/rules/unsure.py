@@ -217,10 +217,12 @@ def unsure_questions(
         afoot = marked or bool(AFOOT.search(text))
         if not (afoot or LATELY.search(text)):
             continue
-        # A slot's own noun needs the clause to say that something changed; the words that
-        # come with a change need only a clause dated to lately.
-        nouns = [*CUES.items(), *NOUNS.items()] if afoot else []
-        named = list(dict.fromkeys(a for a, words in [*nouns, *TALK.items()] if words.search(text)))
+        # The value cues need a plain change marker, as the value readers use them; a slot's
+        # nouns need the clause to say that something changed; the words that come with a
+        # change need only a clause dated to lately.
+        cues = list(CUES.items()) if marked else []
+        nouns = list(NOUNS.items()) if afoot else []
+        named = list(dict.fromkeys(a for a, w in [*cues, *nouns, *TALK.items()] if w.search(text)))
         if not named and marked:
             unnamed.append(text)  # for the classifier, where the change is plain
         for attribute in named:

@@ -39,7 +39,6 @@ def asked(text: str) -> set[str | None]:
         ("just moved house, internet's not even set up", "home_city"),
         ("handed in my notice today, 4 weeks to go", "employer"),
         ("my new manager seems chill", "employer"),
-        ("got my badge for the new office this morning", "employer"),
         ("onboarding all week at the new company, so many slack channels", "employer"),
         ("accepted the offer!! starting in march", "employer"),
         ("signed the contract with them yesterday, new job here i come", "employer"),
@@ -223,6 +222,8 @@ def asked(text: str) -> set[str | None]:
         ("we downgraded to the basic plan", "plan"),
         ("ahora vivo en valencia con mi novia", "home_city"),
         ("enrolled in a night course for accounting", "education"),
+        ("handed back my work laptop and badge, that's that", "employer"),
+        ("got my badge and laptop at the new company this morning", "employer"),
     ],
 )
 def test_a_change_said_through_what_comes_with_it_reaches_the_slot(text: str, slot: str) -> None:
@@ -393,6 +394,8 @@ def test_a_change_said_through_what_comes_with_it_reaches_the_slot(text: str, sl
         ("my son enrolled in a night course", "education"),
         ("i might take a course in accounting", "education"),
         ("the new season is out", "plan"),
+        ("my new gym badge has a terrible photo", "employer"),
+        ("while i figure things out i'm at my desk all day", "home_city"),
     ],
 )
 def test_the_same_words_without_a_change_of_the_speakers_own_ask_nothing(

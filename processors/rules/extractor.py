@@ -32,6 +32,7 @@ from slotwise.processors.rules.findings import Finding
 from slotwise.processors.rules.head import ALSO_RULES, NEGATION_RULES, RULES
 from slotwise.processors.rules.head.household import read_pets_in_passing, spouse_in_turn
 from slotwise.processors.rules.head.standing import read_contact_method
+from slotwise.processors.rules.markers import states_change
 from slotwise.processors.rules.pursuits import read_pursuit
 from slotwise.processors.rules.tail import read_free_text
 from slotwise.processors.rules.unsure import unsure_questions
@@ -110,25 +111,6 @@ def _unmasked(finding: Finding, quotes: list[str]) -> Finding:
         return finding
     text = _MASK.sub(lambda m: quotes[ord(m.group(1)) - 0xE000], finding.text)
     return Finding(finding.attribute, finding.value, text, finding.confidence)
-
-
-# The speaker says a value changed, or corrects one: what lets a high-stakes slot move.
-CHANGE = re.compile(
-    r"\b(?:new|now|changed|changing|switched|switch(?:ing)?|moved|no\s+longer|any\s*more|"
-    r"from\s+now\s+on|instead|these\s+days|updated?|correction|correct\s+one|typo|misspoke|"
-    r"i\s+meant|wrong|replaced|got\s+a\s+new|not\s+the\s+old|old\s+one|going\s+forward|mistake|"
-    r"autocorrect|mistyped?|misspelt|misspelled)\b",
-    re.IGNORECASE,
-)
-
-
-_ADDRESS = re.compile(r"\S+@\S+|https?://\S+|\b\w+\.(?:com|org|net|io|me|co)\b")
-
-
-def _states_change(clause: str, turn: str) -> bool:
-    """The clause or its turn says the value changed; an address's own words ("new.org")
-    say nothing."""
-    return any(CHANGE.search(_ADDRESS.sub(" ", text)) for text in (clause, turn))
 
 
 class RulesExtractor:
@@ -291,7 +273,7 @@ def _read_turn(
                     confidence=finding.confidence,
                     importance=IMPORTANCE.get(category, DEFAULT_IMPORTANCE),
                     observation_id=observation.observation_id,
-                    stated_change=_states_change(clause.text, text),
+                    stated_change=states_change(clause.text, text),
                     ongoing=still_holds(finding, clause, valid_from, observation),
                 )
             )

@@ -1,0 +1,31 @@
+"""The words by which a speaker says a value changed or corrects one.
+
+A high-stakes slot moves only on an explicit change or correction ("my email changed,
+it's … now", "oops typo, it's …", "scratch that"); a plain restatement of another value
+goes to a human. A candidate carries whether its clause or its turn says so.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["CHANGE", "states_change"]
+
+# The speaker says a value changed, or corrects one: what lets a high-stakes slot move.
+CHANGE = re.compile(
+    r"\b(?:new|now|changed|changing|switched|switch(?:ing)?|moved|no\s+longer|any\s*more|"
+    r"from\s+now\s+on|instead|these\s+days|updated?|correction|correct\s+one|typo|misspoke|"
+    r"i\s+meant|wrong|replaced|got\s+a\s+new|not\s+the\s+old|old\s+one|going\s+forward|mistake|"
+    r"autocorrect|mistyped?|misspelt|misspelled|scratch\s+that|strike\s+that|my\s+bad|oops|"
+    r"make\s+that|agora|ahora|nuev[oa]|novo|ya\s+no|já\s+não)\b",
+    re.IGNORECASE,
+)
+
+
+_ADDRESS = re.compile(r"\S+@\S+|https?://\S+|\b\w+\.(?:com|org|net|io|me|co)\b")
+
+
+def states_change(clause: str, turn: str) -> bool:
+    """The clause or its turn says the value changed; an address's own words ("new.org")
+    say nothing."""
+    return any(CHANGE.search(_ADDRESS.sub(" ", text)) for text in (clause, turn))

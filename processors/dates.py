@@ -219,6 +219,23 @@ def parse_calendar_date(text: str) -> date | None:
         if found is not None and found.group("year") is not None:
             month = _month_number(found.group("month"))
             return _safe_date(int(found.group("year")), month, int(found.group("day")))
+    return _numeric_date(text)
+
+
+# "14.02.1985", "3/15/1990": day and month in either order, so only a date whose order the
+# numbers decide (one above 12, or both the same) is read; "3/4/1992" is left unread.
+_NUMERIC = re.compile(r"(?<![\d.:/-])(\d{1,2})([./-])(\d{1,2})\2(\d{4})(?![\d./:-])")
+
+
+def _numeric_date(text: str) -> date | None:
+    found = _NUMERIC.search(text)
+    if found is None:
+        return None
+    first, second, year = int(found.group(1)), int(found.group(3)), int(found.group(4))
+    if first > 12 >= second or first == second:
+        return _safe_date(year, second, first)
+    if second > 12 >= first:
+        return _safe_date(year, first, second)
     return None
 
 

@@ -1,4 +1,5 @@
-"""What the speaker says they are in passing: "as a vegan, is honey ok??".
+"""What the speaker says they are in passing: "as a vegan, is honey ok??", "could you use
+she/her for me?".
 
 An aside that opens a sentence ("as a pescatarian can i eat caesar salad?", "as
 a type 1 diabetic, is this cake going to wreck me?", "as a lifelong vegetarian
@@ -50,9 +51,22 @@ def _reading(what: str) -> tuple[str, str] | None:
     return None
 
 
+# A request that states the speaker's pronouns: "could you use she/her for me from now on?"
+_ASKED_PRONOUNS = re.compile(
+    r"\b(?:could|can|would|will)\s+you\s+(?:please\s+)?(?:start\s+)?(?:using|use)\s+"
+    r"(?P<set>(?:he|she|they)/(?:him|her|them|they|she|he|his|hers|theirs))\s+(?:for|with)\s+me\b",
+    _I,
+)
+
+
 def read_asides(text: str) -> list[Finding]:
-    """The facts the turn's sentence-opening "as a …" asides state about the speaker."""
+    """The facts the turn's sentence-opening "as a …" asides state about the speaker, and
+    the pronouns a request asks for."""
     found: list[Finding] = []
+    asked = _ASKED_PRONOUNS.search(text)
+    if asked is not None:
+        value = asked["set"].lower()
+        found.append(Finding("pronouns", value, f"User's pronouns are {value}."))
     for aside in _ASIDE.finditer(text):
         what = aside["what"]
         reading = _reading(what)

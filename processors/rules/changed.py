@@ -138,7 +138,8 @@ _MOVE = re.compile(
 # Who moves: the speaker, or no one named ("the move to …", "moving to … was the best call").
 _MOVER = re.compile(
     r"^(?:(?:I|we|we're|we've|I'm|I've|me|nos|ahora|agora|vivo|moro)\b|(?:the|our|my)\s+move\b|"
-    r"(?:(?:finally|just|recently)\s+)?(?:moved|moving|move|relocated|mud))",
+    r"(?:(?:finally|just|recently)\s+)?(?:moved|moving|move|relocated|mud)|"
+    r"since\s+(?:(?:the|our|my)\s+move|moving)\b)",
     _I,
 )
 # After the place: where the clause may go on. A move still to come ("the move to Denver is
@@ -184,7 +185,9 @@ def _moved_home(clause: Clause) -> list[Finding]:
         return []
     attribute, value, size = known
     after = " ".join(["", *words[size:]]) + named[1]
-    if not (_AFTER_PENDING if found["pending"] else _AFTER_DONE).match(after):
+    # "since the move to sheffield the commute is killing me": a move counted from is done.
+    since = re.match(r"^since\b", clause.text, _I)
+    if not since and not (_AFTER_PENDING if found["pending"] else _AFTER_DONE).match(after):
         return []
     return [Finding(attribute, value, f"User lives in {value}.", INFERRED)]
 

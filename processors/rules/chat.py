@@ -50,7 +50,9 @@ _SHORTHAND: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\bgf\b", "girlfriend", 0),
         (r"\bwfh\b", "working from home", _I),
         (r"\bveggie\b", "vegetarian", _I),
-        (r"\bfyi\b", "", _I),
+        (r"\bfyi\b|\bngl\b|\blowkey\b", "", _I),
+        # Idioms with a "no" that deny nothing the sentence states ("…, no big deal").
+        (r"[,;]?\s*\bno\s+(?:big\s+deal|worries|joke|cap|kidding)\b", "", _I),
         (r"\blol\b|\blmao\b|\bhaha+\b|\bugh+\b|\bomg\b", "", _I),
         (r"!{2,}", "!", 0),
     )

@@ -54,19 +54,40 @@ _AGE = r"(\d{1,3}|" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r
 # "I turned 25 on Sunday", "turning 30 tomorrow", "it's my 21st birthday today",
 # "I'm 40 today": the speaker's age on a day the sentence names.
 _AGE_ON = re.compile(
-    rf"(?:(?:^|\bI\s+(?:just\s+)?|\bI've\s+just\s+|^\s*just\s+)turn(?:ed|ing)\s+{_AGE}\b"
+    rf"(?:(?:^|\bI\s+(?:just\s+)?|\bI've\s+just\s+|^\s*just\s+|\bI(?:'m|\s+am)\s+)"
+    rf"turn(?:ed|ing)?\s+{_AGE}\b"
     rf"|\bI(?:'m|\s+am)\s+(?:turning\s+)?{_AGE}\s+(?=today|tomorrow)"
+    rf"|\bI(?:'ll|\s+will)\s+(?:be|turn)\s+{_AGE}\b"
+    # "big 50 on sunday!!": the round birthday, the speaker's own unless someone is named.
+    rf"|^\s*(?:(?:my|the)\s+)?big\s+{_AGE}\b"
     rf"|\bmy\s+{_AGE}(?:st|nd|rd|th)\s+birthday\b)(?P<rest>.*)",
     _I,
 )
 _DAY_NAMED = re.compile(
-    r"\b(?:today|tomorrow|yesterday|tonight|on\s+\w+day|last\s+\w+day|this\s+\w+day)\b", _I
+    r"\b(?:today|tomorrow|yesterday|tonight|on\s+\w+day|(?:last|next|this|this\s+coming)\s+\w+day)"
+    r"\b",
+    _I,
+)
+# "I'll be 30 minutes late on friday": a number of something else, not years of age.
+_NOT_AN_AGE = re.compile(
+    r"^\s*(?:[%:.,/x-]\s*\d|%|minutes?|mins?|hours?|hrs?|seconds?|secs?|days?|weeks?|months?|"
+    r"km|k|miles?|kg|kilos?|lbs?|pounds?|euros?|dollars?|bucks|quid|percent|am|pm|people|pages?|"
+    r"of|in\s+a\s+row)\b",
+    _I,
+)
+# A day counted from the named one ("a week from today", "the day after tomorrow"): the
+# date reader does not count, so the birthday is left unread rather than misdated.
+_DAY_SHIFTED = re.compile(
+    r"\b(?:from|after|before)\s+(?:today|tomorrow|yesterday|\w+day)\b|\bin\s+\w+\s+days\b", _I
 )
 
 # "my new address is …", "send letters to …", "address is now …".
 _ADDRESS_INTRO = re.compile(
     r"(?:\bmy\s+(?:new\s+|home\s+|postal\s+|mailing\s+|billing\s+|shipping\s+|delivery\s+)?"
-    r"address\s+(?:is|'s|=|:)|(?:^|[,;]|\b(?:and|so))\s*(?:the\s+)?(?:new\s+)?address(?:\s+is|'s|:)|"
+    r"address(?:\s+for\s+(?:the\s+)?\w+)?(?:\s+is|'s|\s*[=:])|"
+    # Spanish and Portuguese: "nueva dirección: …", "meu endereço é …".
+    r"\b(?:(?:mi|mí|meu|o\s+meu)\s+)?(?:nueva\s+|novo\s+)?(?:direcci[oó]n|endere[cç]o)"
+    r"(?:\s+(?:nueva|novo))?(?:\s+(?:es|é)|\s*:)|(?:^|[,;]|\b(?:and|so))\s*(?:the\s+)?(?:new\s+)?address(?:\s+is|'s|:)|"
     r"\baddress\s+is\s+now\b|"
     r"\b(?:send|post|mail|ship)\s+(?:letters|post|mail|parcels|packages|deliveries|"
     r"everything|my\s+\w+)\s+to\b)\s*(?:now\s+)?:?\s*(?P<rest>.+)",
@@ -102,14 +123,26 @@ def read_civil(text: str, observed_at: datetime) -> list[Finding]:
 def _birth_date(sentence: str, observed_at: datetime) -> date | None:
     stated = _BIRTH_WORDS.search(sentence)
     if stated is not None:
-        return parse_calendar_date(stated.group("rest"))
+        return parse_calendar_date(stated.group("rest")) or _birthday_then_age(
+            sentence, observed_at
+        )
     aged = _AGE_ON.search(sentence)
-    if aged is None or not _DAY_NAMED.search(aged.group("rest")):
+    if (
+        aged is None
+        or not _DAY_NAMED.search(aged.group("rest"))
+        or _DAY_SHIFTED.search(aged.group("rest"))
+        or _NOT_AN_AGE.match(aged.group("rest"))
+    ):
         return None
-    word = next(g for g in aged.groups()[:3] if g is not None).lower()
-    age = int(word) if word.isdigit() else _NUMBER_WORDS[word]
-    tense: Tense = "future" if "turning" in aged.group(0).lower() else "past"
-    mention = find_date(aged.group("rest"), observed_at, tense=tense)
+    word = next(g for g in aged.groups()[:-1] if g is not None)  # the age; then rest
+    tense: Tense = "past" if "turned" in aged.group(0).lower() else "future"
+    return _born(word, aged.group("rest"), observed_at, tense)
+
+
+def _born(word: str, when: str, observed_at: datetime, tense: Tense) -> date | None:
+    """The birth date of someone ``word`` years old on the day ``when`` names."""
+    age = int(word) if word.isdigit() else _NUMBER_WORDS[word.lower()]
+    mention = find_date(when, observed_at, tense=tense)
     if mention is None or mention.granularity != "day" or not 0 < age < 120:
         return None
     day = mention.when.date()
@@ -117,6 +150,19 @@ def _birth_date(sentence: str, observed_at: datetime) -> date | None:
         return day.replace(year=day.year - age)
     except ValueError:  # 29 February in a year without one
         return None
+
+
+# "birthday was yesterday, 27 now": the day, then the age it made.
+_BIRTHDAY_THEN_AGE = re.compile(
+    r"\b(?:my\s+)?(?:birthday|bday|b-day)\s+(?:was|is)\s+(?P<day>today|yesterday|(?:on\s+|last\s+)?"
+    rf"\w+day)\b[\s,;.!-]+(?:and\s+)?(?:I(?:'m|\s+am)\s+|officially\s+)?{_AGE}\s+now\b",
+    _I,
+)
+
+
+def _birthday_then_age(sentence: str, observed_at: datetime) -> date | None:
+    found = _BIRTHDAY_THEN_AGE.search(sentence)
+    return None if found is None else _born(found.group(2), found["day"], observed_at, "past")
 
 
 def _address(sentence: str) -> str | None:

@@ -17,7 +17,13 @@ from slotwise.processors.dates import Tense
 from slotwise.processors.rules.chat import restore_subject
 from slotwise.processors.rules.words import IRREGULAR_PAST
 
-__all__ = ["MAX_CLAUSE_CHARS", "NEGATION", "Clause", "split_clauses", "without_denial_aside"]
+__all__ = [
+    "MAX_CLAUSE_CHARS",
+    "NEGATION",
+    "Clause",
+    "split_clauses",
+    "without_denial_aside",
+]
 
 # A bound on work per clause: a pasted document is not a chat statement about the user.
 MAX_CLAUSE_CHARS = 400
@@ -202,8 +208,21 @@ _DENIAL_ASIDE = re.compile(
 )
 
 
+# "moved to porto and still can't find decent bread": a run-on whose denial is a remark
+# joined after the statement, about something else.
+_DENIED_REMARK = re.compile(
+    r"(?:,\s*|\s+)(?:and|but|though|yet)\s+(?:[\w']+\s+){0,3}?(?:not|never|no|nobody|nothing|"
+    r"cannot|\w+n't)\b.*$",
+    re.IGNORECASE,
+)
+
+
 def without_denial_aside(text: str) -> str | None:
-    """ "i live in manchester now, not leeds" → "i live in manchester now": the statement a
-    trailing denial leaves, when nothing else in it is denied; else None."""
-    kept = _DENIAL_ASIDE.sub("", text)
-    return kept if kept != text and kept and not NEGATION.search(kept) else None
+    """ "i live in manchester now, not leeds" → "i live in manchester now", "moved to porto
+    and still can't find bread" → "moved to porto": the statement a trailing denial leaves,
+    when nothing else in it is denied; else None."""
+    for aside in (_DENIAL_ASIDE, _DENIED_REMARK):
+        kept = aside.sub("", text).strip()
+        if kept != text and kept and not NEGATION.search(kept):
+            return kept
+    return None

@@ -17,7 +17,7 @@ from slotwise.processors.rules.clauses import NEGATION, Clause
 from slotwise.processors.rules.findings import Finding
 from slotwise.processors.rules.words import DATABASES, DIETS
 
-__all__ = ["read_correction", "read_replacement"]
+__all__ = ["read_correction", "read_meant", "read_replacement"]
 
 _I = re.IGNORECASE
 _CONTRAST = re.compile(r"^(?P<keep>.+?),?\s+not\s+(?P<old>[\w' .+#-]{1,40}?)[\s.!]*$", _I)
@@ -37,7 +37,7 @@ def read_correction(clause: Clause, head: Callable[[Clause], list[Finding]]) -> 
     """The corrected value of a ``<value>, not <old>`` clause, read by ``head``."""
     found = _CONTRAST.match(clause.text)
     if found is None:
-        return []
+        return read_meant(clause)
     keep = _LEAD.sub("", found["keep"].strip()).strip(" ,:")
     old = found["old"].strip().lower()
     if not keep or NEGATION.search(keep):
@@ -65,6 +65,65 @@ def _bare(keep: str, old: str) -> list[Finding]:
 
 
 _TEXT = {"database": "User uses {}.", "diet": "User is {}."}
+
+
+# "wait no i meant vegan", "scratch that, make it monthly", "typo, it's hybrid": a
+# correction that names only the new value. The value must be the whole rest of the clause
+# and a word of exactly one single-valued slot's closed vocabulary: a list (languages, and
+# health above all) corrected that way is left to a human, who sees which value it replaces.
+_MEANT = re.compile(
+    r"^(?:(?:wait|no|nope|sorry|oops|ugh|ah|oh|my\s+bad|scratch\s+that|strike\s+that|typo|"
+    r"correction|autocorrect)\b[\s,:!.-]*)*(?:I\s+meant|I\s+mean|make\s+(?:that|it)|it's|it\s+is|"
+    r"it\s+should\s+(?:be|say))\s+(?P<value>[\w+#' -]{1,30}?)"
+    r"(?:\s+(?:actually|sorry|lol|then|instead|obviously))*[\s.!]*$",
+    _I,
+)
+# The lead must say it is a correction: "it's monthly" alone is a plain statement.
+_CORRECTING = re.compile(
+    r"\b(?:wait|no|nope|sorry|oops|my\s+bad|scratch\s+that|strike\s+that|typo|correction|"
+    r"autocorrect|I\s+meant|I\s+mean|make\s+(?:that|it))\b",
+    _I,
+)
+_MEANT_SLOTS = (
+    "diet",
+    "database",
+    "programming_languages",
+    "billing_cycle",
+    "work_arrangement",
+    "preferred_contact_method",
+)
+
+
+def read_meant(clause: Clause) -> list[Finding]:
+    """The one closed-vocabulary value a correction without the old value puts in."""
+    # The classifier's vocabularies; it reads through the head rules, which include this one.
+    from slotwise.processors.rules.classifier import value_mentions  # noqa: PLC0415
+
+    found = _MEANT.match(clause.text)
+    if found is None or not _CORRECTING.search(clause.text[: found.start("value")]):
+        return []
+    value = found["value"].strip()
+    named = [
+        (attribute, mentions[0][2])
+        for attribute in _MEANT_SLOTS
+        if len(mentions := value_mentions(attribute, value)) == 1
+        and (mentions[0][0], mentions[0][1]) == (0, len(value))
+    ]
+    if len(named) != 1:
+        return []
+    attribute, canonical = named[0]
+    text = f"User corrected their {_LABEL[attribute]}: {canonical}."
+    return [Finding(attribute, canonical, text)]
+
+
+_LABEL = {
+    "diet": "diet",
+    "database": "database",
+    "programming_languages": "programming language",
+    "billing_cycle": "billing cycle",
+    "work_arrangement": "work arrangement",
+    "preferred_contact_method": "preferred contact method",
+}
 
 
 # "hindi isn't my first language, it's marathi": the denial names the slot, "it's" the value.

@@ -23,7 +23,7 @@ __all__ = ["CLOCK_TALK", "implied_timezone"]
 CLOCK_TALK = re.compile(
     r"\b(?:same\s+(?:clock|time(?:\s*zone)?|hours)|clocks?|time\s*zones?|jet\s*lag(?:ged)?|"
     r"(?:an?|\d+|one|two|three|four|five|six|seven|eight|nine|ten|few)\s+(?:hours?|hrs?|h)\s+"
-    r"(?:ahead|behind|earlier|later))\b",
+    r"(?:ahead|behind|earlier|later)|(?:my|local)\s+time|my\s+(?:morning|afternoon|evening))\b",
     re.IGNORECASE,
 )
 

@@ -39,7 +39,8 @@ STATE_AFTER = re.compile(
 )
 BOUNDARY = re.compile(
     r"^\s*(?:$|[,;:(]|(?:on|in|as|since|for|with|from|at|near|now|currently|today|yesterday|"
-    r"tomorrow|last|next|this|starting|until|but|so|because|where|which|who|though|although|"
+    r"tomorrow|last|next|this|starting|until|monday|tuesday|wednesday|thursday|friday|saturday|"
+    r"sunday|but|so|because|where|which|who|though|although|"
     r"while|full-time|part-time|remotely|these\s+days|again|too|as\s+well|right\s+now|by|after|"
     r"before|during|over|to|back|originally|ever|anymore|\d|ago|recently|finally|already|btw|"
     r"fyi|lol|haha|a\s+(?:fortnight|week|month|year|while|few|couple)|the\s+(?:following|"

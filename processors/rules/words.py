@@ -97,14 +97,17 @@ REGIONS = _canon(
 # Places that name a city in one reading and a state or country in another.
 AMBIGUOUS_PLACES = _words("georgia washington victoria")
 LANGUAGES = _canon(
-    "English|Spanish: castilian|Portuguese: brazilian portuguese, european portuguese|French|"
-    "German|Italian|Dutch: flemish|Swedish|Norwegian|Danish|Finnish|Icelandic|Polish|Czech|"
+    # With the names Spanish and Portuguese speakers type ("hablo inglés", "falo alemão").
+    "English: inglés, ingles, inglês|Spanish: castilian, español, espanol, castellano, espanhol|"
+    "Portuguese: brazilian portuguese, european portuguese, portugués, portugues, português|"
+    "French: francés, frances, francês|German: alemán, aleman, alemão|Italian: italiano|"
+    "Dutch: flemish|Swedish|Norwegian|Danish|Finnish|Icelandic|Polish|Czech|"
     "Slovak|Hungarian|Romanian|Bulgarian|Greek|Turkish|Russian|Ukrainian|Serbian|Croatian|"
     "Bosnian|Slovenian|Albanian|Lithuanian|Latvian|Estonian|Arabic|Hebrew|Persian: farsi|Urdu|"
     "Hindi|Bengali: bangla|Punjabi|Gujarati|Marathi|Tamil|Telugu|Kannada|Malayalam|Nepali|"
     "Sinhala|Chinese|Mandarin: mandarin chinese|Cantonese|Japanese|Korean|Vietnamese|Thai|"
     "Indonesian: bahasa|Malay|Tagalog|Filipino|Swahili|Amharic|Yoruba|Igbo|Hausa|Zulu|Xhosa|"
-    "Afrikaans|Catalan|Basque|Galician|Welsh|Irish: gaelic|Latin|Esperanto|"
+    "Afrikaans|Catalan: català, catalán|Basque|Galician|Welsh|Irish: gaelic|Latin|Esperanto|"
     "American Sign Language: asl|British Sign Language: bsl"
 )
 DEMONYMS = _canon(
@@ -214,7 +217,8 @@ PROPER_BLOCK = _words(
     "december christmas easter home night work school sorry fine good okay ok back here done "
     "ready glad happy excited lucky tired not so just also still really very totally pretty "
     "super always never in on at from with now currently sales marketing finance engineering "
-    "it hr god lol omg yes no hey hi thanks thank yesterday today tomorrow tonight last next"
+    "it hr god lol omg yes no hey hi thanks thank yesterday today tomorrow tonight last next agora "
+    "ahora"
 )
 STOPWORDS = PROPER_BLOCK | _words(
     "and or but for to of by as is are was were be been being am do does did have has had can "

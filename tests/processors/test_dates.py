@@ -156,6 +156,13 @@ def test_utc_observations_stay_utc() -> None:
         ("1990-03-03", date(1990, 3, 3)),
         ("March 3", None),
         ("February 30, 2020", None),
+        # numbers: read only when their order is not in doubt
+        ("dob 14.02.1985", date(1985, 2, 14)),
+        ("born 12/31/1990", date(1990, 12, 31)),
+        ("born 05-05-1990", date(1990, 5, 5)),
+        ("born 3/4/1992", None),
+        ("31/02/1990", None),
+        ("v1.2.2020", None),
     ],
 )
 def test_parse_calendar_date(text: str, expected: date | None) -> None:

@@ -7,7 +7,12 @@ bare introduction ("I'm Ana") last.
 
 from __future__ import annotations
 
+from slotwise.processors.rules.corrections import read_meant
 from slotwise.processors.rules.findings import Rule
+from slotwise.processors.rules.head.consequence import (
+    read_home_by_consequence,
+    read_job_by_consequence,
+)
 from slotwise.processors.rules.head.family import (
     read_named_pets,
     read_no_children,
@@ -20,6 +25,7 @@ from slotwise.processors.rules.head.health import (
     read_conditions,
     read_diet,
     read_meatless,
+    read_treated_condition,
 )
 from slotwise.processors.rules.head.household import read_pets_in_passing
 from slotwise.processors.rules.head.identity import (
@@ -101,9 +107,12 @@ ALSO_RULES: tuple[Rule, ...] = (
     read_programming,
     read_home_in_passing,
     read_home_otherwise,
+    read_home_by_consequence,
     read_current_location,
     read_new_job,
+    read_job_by_consequence,
     read_medications,
+    read_treated_condition,
     read_children,
     read_hobbies,
     read_contact_in_passing,
@@ -113,6 +122,7 @@ ALSO_RULES: tuple[Rule, ...] = (
     read_contact_preference,
     read_open_pronouns,
     read_degree,
+    read_meant,
 )
 # A negated clause says what is not so; only these rules can represent that.
 NEGATION_RULES: tuple[Rule, ...] = (read_meatless, read_no_children)

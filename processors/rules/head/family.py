@@ -201,18 +201,32 @@ _MANY_PETS = r"(?:^|,\s*|\band\s+|\bwith\s+|\bhave\s+)(?P<n>two|2)\s+(?:[\w-]+\s
 _NAMED = r"\s+(?:named|called)\s+"
 
 
-def _pets_pattern(name: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+# "my dog's name is Max", "our cat is called Miso"; "my cats are called Tig and Tag".
+_MY_PET = r"(?:^|,\s*|\band\s+)(?:(?:yes|yeah|yep|also|oh|btw)\s+)?(?:my|our|the)\s+(?:[\w-]+\s+)?"
+_IS_NAMED = (
+    r"(?:'s\s+name\s+(?:really\s+|actually\s+)?is|\s+is\s+(?:really\s+|actually\s+)?"
+    r"(?:called|named))\s+"
+)
+_ARE_NAMED = r"s\s+are\s+(?:called|named)\s+"
+
+
+def _pets_pattern(name: str) -> tuple[tuple[re.Pattern[str], ...], tuple[re.Pattern[str], ...]]:
+    pair = rf"(?P<a>{name})\s*(?:&|\band\b|,)\s*(?P<b>{name})\b"
     return (
-        re.compile(rf"{_ONE_PET}{_KINDS}{_NAMED}(?P<name>{name})\b", _I),
-        re.compile(
-            rf"{_MANY_PETS}{_KINDS}(?:{_NAMED}|\s*\(\s*)(?P<a>{name})\s*(?:&|\band\b|,)\s*"
-            rf"(?P<b>{name})\b",
-            _I,
+        (
+            re.compile(rf"{_ONE_PET}{_KINDS}{_NAMED}(?P<name>{name})\b", _I),
+            re.compile(rf"{_MY_PET}{_KINDS}{_IS_NAMED}(?P<name>{name})\b", _I),
+        ),
+        (
+            re.compile(rf"{_MANY_PETS}{_KINDS}(?:{_NAMED}|\s*\(\s*){pair}", _I),
+            re.compile(rf"{_MY_PET}(?:two\s+|2\s+)?{_KINDS}{_ARE_NAMED}{pair}", _I),
         ),
     )
 
 
 _PETS_CASED, _PETS_PLAIN = _pets_pattern(_CASED_NAME), _pets_pattern(_PLAIN_NAME)
+# "my dog's name": the pet's own possessive, not someone else's pet ("my sister's cat").
+_PETS_OWN = re.compile(rf"^(?:my|our)\s+(?!{_KINDS}'s\b)\w+'s\b", _I)
 # Someone named before the pet may be its owner ("a friend just adopted a kitten called sushi").
 _PERSON = re.compile(
     r"\b(?:friend|sister|brother|mum|mom|mother|dad|father|parents?|neighbou?r|colleague|"
@@ -227,14 +241,15 @@ _NOT_NAMES = frozenset({"after", "because", "since", "for", "and", "but", "who",
 def read_named_pets(clause: Clause) -> list[Finding]:
     """ "a cat called Pudding", "two cats (mango & kiwi)", "a rescue greyhound named Pixel":
     each named pet the speaker mentions as theirs, wherever in the clause."""
-    if re.match(r"^(?:my|our)\s+\w+'s\b", clause.text, _I) or not own_or_bare(clause):
+    mine = re.match(rf"^(?:my|our|the)\s+(?:[\w-]+\s+)?{_KINDS}", clause.text, _I)
+    if _PETS_OWN.match(clause.text) or not (own_or_bare(clause) or mine):
         return []
-    one, many = _PETS_CASED if clause.cased else _PETS_PLAIN
+    ones, manys = _PETS_CASED if clause.cased else _PETS_PLAIN
     named: list[tuple[str, str]] = []
-    for found in one.finditer(clause.text):
+    for found in (found for one in ones for found in one.finditer(clause.text)):
         if not _PERSON.search(clause.text[: found.start()]):
             named.append((found["species"], found["name"]))
-    for found in many.finditer(clause.text):
+    for found in (found for many in manys for found in many.finditer(clause.text)):
         if not _PERSON.search(clause.text[: found.start()]):
             named += [(found["species"], found["a"]), (found["species"], found["b"])]
     pets: list[Finding] = []

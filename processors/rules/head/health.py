@@ -18,7 +18,13 @@ from slotwise.processors.rules.words import (
     VAGUE,
 )
 
-__all__ = ["read_allergies", "read_conditions", "read_diet", "read_meatless"]
+__all__ = [
+    "read_allergies",
+    "read_conditions",
+    "read_diet",
+    "read_meatless",
+    "read_treated_condition",
+]
 
 _ALLERGIC = compile_all(
     rf"^{AM}\s+(?:(?:very|severely|deathly|mildly|highly|slightly|extremely|super|so|quite)\s+)*"
@@ -111,3 +117,20 @@ def read_meatless(clause: Clause) -> list[Finding]:
         return []
     diet = "vegan" if found["what"].lower().startswith("animal") else "vegetarian"
     return [Finding("diet", diet, f"User follows a {diet} diet.", INFERRED)]
+
+
+# "on lisinopril 10mg for my hypertension", "I take inhalers for my asthma": the condition a
+# treatment the speaker takes is for is theirs. Only a condition the vocabulary knows.
+_TREATED = re.compile(
+    r"^(?:I(?:'m|\s+am|'ve\s+been|\s+take|\s+use)|I\s+(?:was|got)\s+prescribed)\b.*?\s+for\s+"
+    r"my\s+(?P<condition>[\w\s'-]{3,40}?)(?=\s*(?:$|[,;.!]|\s+(?:and|but|since|now)\b))",
+    re.IGNORECASE,
+)
+
+
+def read_treated_condition(clause: Clause) -> list[Finding]:
+    found = _TREATED.match(clause.text)
+    condition = None if found is None else CONDITIONS.get(found["condition"].lower().strip())
+    if condition is None:
+        return []
+    return [Finding("medical_conditions", condition, f"User has {condition}.", INFERRED)]

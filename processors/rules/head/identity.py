@@ -93,8 +93,15 @@ _SAID_OF_A_NAME = frozenset(
 )
 
 
+# "I go by they now": a pronoun, not a name (``head.personal`` reads it as pronouns).
+_PRONOUN_WORDS = frozenset("he she they them him her xe ze it any".split())
+
+
 def _a_name(name: str | None) -> str | None:
-    return None if name is None or name.split()[0].casefold() in _SAID_OF_A_NAME else name
+    if name is None:
+        return None
+    first = name.split()[0].casefold()
+    return None if first in _SAID_OF_A_NAME or first in _PRONOUN_WORDS else name
 
 
 def read_name(clause: Clause) -> list[Finding]:
@@ -144,7 +151,10 @@ _BORN = compile_all(r"^I\s+was\s+born\s+(?P<raised>and\s+raised\s+)?in\s+(?P<res
 
 def _places(rest: str, cased: bool) -> list[tuple[str, str]] | None:
     """``[(slot kind, canonical place)]`` for "Lisbon", "Portugal", "Austin, Texas"…"""
-    first = proper_noun(strip_the(rest), cased)
+    # "I'm based in galway": a capitalised turn may still leave a place in lower case.
+    first = (proper_noun(strip_the(rest), cased) if cased else None) or _known_place_prefix(
+        rest, fallback=not cased
+    )
     if first is None:
         return None
     place, after = first
@@ -165,6 +175,20 @@ def _places(rest: str, cased: bool) -> list[tuple[str, str]] | None:
     if not BOUNDARY.match(after) or any(kind == "" for kind, _ in found):
         return None
     return found
+
+
+def _known_place_prefix(rest: str, *, fallback: bool) -> tuple[str, str] | None:
+    """The longest run of lower-case words a library knows as a place, when a boundary
+    follows it ("lisbon three weeks ago"); else, with ``fallback``, the plain reading."""
+    for size in (4, 3, 2, 1):
+        found = proper_noun(strip_the(rest), False, limit=size)
+        if (
+            found is not None
+            and (gazetteer.city_by_name(found[0]) or gazetteer.country(found[0]))
+            and BOUNDARY.match(found[1])
+        ):
+            return found
+    return proper_noun(strip_the(rest), False) if fallback else None
 
 
 def _known_place(place: str) -> bool:
@@ -226,6 +250,7 @@ def read_origin(clause: Clause) -> list[Finding]:
 _SPEAK = compile_all(
     rf"^I(?:\s+can)?{ADVERBS}\s+(?:speak|can\s+speak)\s+(?P<rest>.+)$",
     rf"^{AM}\s+(?:fluent|conversational|proficient|bilingual)\s+in\s+(?P<rest>.+)$",
+    r"^(?:yo\s+|eu\s+)?(?:hablo|falo)\s+(?P<rest>.+)$",
 )
 _NATIVE = compile_all(
     r"^my\s+(?:native|first|mother)\s+(?:language|tongue)\s+is\s+(?P<rest>.+)$",
@@ -233,7 +258,8 @@ _NATIVE = compile_all(
     rf"^{AM}\s+(?:a\s+)?native\s+(?P<rest>.+?)\s+speaker$",
 )
 _LANGUAGE_QUALIFIERS = re.compile(
-    r"^(?:a\s+little(?:\s+bit)?(?:\s+of)?|a\s+bit\s+of|some|basic|fluent|native|conversational|"
+    r"^(?:a\s+little(?:\s+bit)?(?:\s+of)?|a\s+bit\s+of|un\s+poco\s+de|um\s+pouco\s+de|some|basic|"
+    r"fluent|native|conversational|"
     r"decent|good|broken|passable|intermediate)\s+|\s+(?:fluently|natively|well|pretty\s+well|"
     r"fairly\s+well|a\s+little|a\s+bit|at\s+home|at\s+work|too|as\s+well)$",
     _I,
@@ -253,7 +279,8 @@ def read_languages(clause: Clause) -> list[Finding]:
     if found is None:
         return []
     languages: list[str] = []
-    for item in split_items(found["rest"]):
+    # "hablo inglés y español", "falo português e inglês": the Spanish and Portuguese "and".
+    for item in split_items(re.sub(r"\s+(?:y|e)\s+", " and ", found["rest"])):
         spoken = _LANGUAGE_CONTEXT.split(item)[0]
         language = lookup(_LANGUAGE_QUALIFIERS.sub("", spoken).strip(), LANGUAGES)
         if language is not None and language not in languages:

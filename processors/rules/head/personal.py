@@ -89,7 +89,7 @@ _CONTACT_PREFERENCE = (
         rf"^(?:(?:and|but|honestly|tbh|also)\s+)*{_METHOD}\s+(?:is|'s)\s+(?:always\s+|still\s+|"
         r"much\s+|way\s+)?(?:the\s+)?(?:best|easiest|easier|better|quickest|preferred|ideal)\b"
         r"(?:\s+(?:for\s+me|(?:way\s+)?to\s+(?:reach|contact|get\s+hold\s+of)\s+me|honestly|now|"
-        r"these\s+days|tbh))*\s*[.!]*$",
+        r"these\s+days|tbh|than\s+(?:a\s+)?\w+))*\s*[.!]*$",
         _I,
     ),
     re.compile(
@@ -100,6 +100,19 @@ _CONTACT_PREFERENCE = (
     re.compile(
         r"^(?:(?:you\s+can|please|pls|just)\s+)?(?:reach|contact|message|ping)\s+me\s+"
         rf"(?:on|via|over|by|through)\s+{_METHOD}\b",
+        _I,
+    ),
+    # "I prefer signal", "i'd rather you text", "whatsapp works best", "prefer email pls".
+    re.compile(
+        r"^(?:(?:and|but|honestly|tbh|also)\s+)*(?:I\s+)?(?:(?:much\s+|really\s+)?prefer|"
+        r"I'd\s+rather(?:\s+you)?)\s+(?:to\s+be\s+contacted\s+(?:by|via|on|over)\s+|"
+        rf"(?:by|via|on|over)\s+)?{_METHOD}"
+        r"(?:\s+(?:please|pls|thanks|if\s+possible|over\s+\w+|to\s+\w+(?:\s+\w+)?))*\s*[.!]*$",
+        _I,
+    ),
+    re.compile(
+        rf"^(?:(?:and|but|honestly|tbh|also)\s+)*{_METHOD}\s+works\s+(?:best|better)"
+        r"(?:\s+for\s+me)?\s*[.!]*$",
         _I,
     ),
 )
@@ -123,10 +136,24 @@ _ANY_PRONOUNS = re.compile(
 )
 
 
+# "I go by they now", "pronouns: she", "I use he": one pronoun names its usual pair.
+_ONE_PRONOUN = re.compile(
+    r"^(?:(?:and|but|also|oh|btw|so)\s*,?\s+)*(?:I\s+(?:now\s+|only\s+)?(?:go\s+by|use)|"
+    r"(?:my\s+)?pronouns?\s*(?:are|is|:|=|-)?)\s+(?P<word>he|she|they|xe|ze)"
+    r"(?:\s+pronouns)?(?:\s+(?:now|these\s+days|please|thanks|only|from\s+now\s+on))*\s*[.!]*$",
+    _I,
+)
+_PAIRS = {"he": "he/him", "she": "she/her", "they": "they/them", "xe": "xe/xem", "ze": "ze/hir"}
+
+
 def read_open_pronouns(clause: Clause) -> list[Finding]:
-    if _ANY_PRONOUNS.search(clause.text) is None:
+    if _ANY_PRONOUNS.search(clause.text) is not None:
+        return [Finding("pronouns", "any", "User accepts any pronouns.")]
+    one = _ONE_PRONOUN.search(clause.text)
+    if one is None:
         return []
-    return [Finding("pronouns", "any", "User accepts any pronouns.")]
+    value = _PAIRS[one["word"].lower()]
+    return [Finding("pronouns", value, f"User's pronouns are {value}.")]
 
 
 _DEGREE = (

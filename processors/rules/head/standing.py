@@ -217,8 +217,10 @@ _PRONOUNS = re.compile(
     _I,
 )
 _PRONOUN_FRAME = re.compile(
-    r"^(?:(?:my\s+)?pronouns\s+(?:are|is|r)\b|I\s+(?:now\s+)?(?:use|go\s+by)\s+(?:he|she|they)/|I(?:'m|\s+am)\s+(?:\w+\s*,?\s*)?\(?(?:he|she|they)/|"
+    r"^(?:(?:my\s+)?pronouns(?:\s+(?:are|is|r)\b|\s*[:=-])|I\s+(?:now\s+)?(?:use|go\s+by)\s+(?:he|she|they)/|I(?:'m|\s+am)\s+(?:\w+\s*,?\s*)?\(?(?:he|she|they)/|"
     r"(?:he|she|they)/\w+\s+(?:these\s+days|now|please|thanks|pls)|"
+    # "could you use she/her for me from now on": asked of the speaker, about the speaker.
+    r".*\b(?:use|call\s+me)\s+(?:he|she|they)/\w+\s+(?:for|with)\s+me\b|"
     r"(?:\w+\s+)?(?:badge|profile|bio|email\s+signature)\s+(?:now\s+)?says\b)",
     _I,
 )

@@ -43,13 +43,23 @@ _AFTER_ORG_TITLE = re.compile(
     _I,
 )
 
+# "I've been a deputy head since september": a lasting state is the job now.
+_LASTING = rf"(?:{AM}|I(?:'ve|\s+have){ADVERBS}\s+been)"
+_SINCE = r"(?:\s+(?:since|for)\s+(?:(?:about|almost|over|nearly)\s+)?(?:\w+\s+)?\w+(?:\s+now)?)?"
+# "a nurse for 12 years" is how long, not whom for.
+_FOR = (
+    r"for(?!\s+(?:(?:about|almost|over|nearly|the\s+(?:last|past))\s+)?(?:\d+|a|an|one|two|three|"
+    r"four|five|six|seven|eight|nine|ten|twelve|twenty|several|many|few|years|months|ages)\b)"
+)
 _TITLE_AT = re.compile(
-    rf"^{AM}\s+(?:a|an|the)\s+(?P<title>[\w\s/&-]+?)\s+(?P<prep>at|for|with|of)\s+(?P<rest>.+)$",
+    rf"^{_LASTING}\s+(?:a|an|the)\s+(?P<title>[\w\s/&-]+?)\s+(?P<prep>at|{_FOR}|with|of)\s+"
+    r"(?P<rest>.+)$",
     _I,
 )
 _TITLE_ONLY = re.compile(
-    rf"^(?:{AM}|I\s+went\s+back\s+to\s+being)\s+(?:a|an)\s+(?P<title>[\w\s/&-]+?)"
-    r"(?:\s+by\s+(?:trade|profession|training))?(?:\s+(?:now|these\s+days|again|full[- ]time))?$",
+    rf"^(?:{_LASTING}|I\s+went\s+back\s+to\s+being)\s+(?:a|an)\s+(?P<title>[\w\s/&-]+?)"
+    r"(?:\s+by\s+(?:trade|profession|training))?(?:\s+(?:now|these\s+days|again|full[- ]time))?"
+    rf"{_SINCE}$",
     _I,
 )
 _WORK_AS = re.compile(
@@ -251,6 +261,7 @@ _PLAN_LEAD = compile_all(
     r"(?:the\s+|a\s+|an\s+|our\s+|my\s+)?"
     r"(?P<rest>.+)$",
     rf"^(?:I|we)(?:'ve|\s+have)?{ADVERBS}\s+(?:upgraded|downgraded|switched|moved|changed|bumped\s+up|"
+    r"(?:went|gone|stepped|moved)\s+(?:up|down)|"
     r"subscribed|signed\s+up)(?:\s+(?:my|our)\s+(?:plan|account|subscription|workspace))?\s+"
     r"(?:to|for)\s+(?:the\s+|a\s+|an\s+)?(?P<rest>.+)$",
     r"^(?:my|our)\s+(?:current\s+)?(?:plan|subscription|tier)\s+is\s+(?:now\s+)?(?:the\s+|a\s+)?"

@@ -51,8 +51,9 @@ _SHORTHAND: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\bwfh\b", "working from home", _I),
         (r"\bveggie\b", "vegetarian", _I),
         (r"\bfyi\b|\bngl\b|\blowkey\b", "", _I),
-        # Idioms with a "no" that deny nothing the sentence states ("…, no big deal").
-        (r"[,;]?\s*\bno\s+(?:big\s+deal|worries|joke|cap|kidding)\b", "", _I),
+        # Idioms that deny or wish nothing the sentence states ("…, no big deal", "…, wish me
+        # luck"): read as a denial or a wish, they would hide the statement.
+        (r"[,;]?\s*\b(?:no\s+(?:big\s+deal|worries|joke|cap|kidding)|wish\s+me\s+luck)\b", "", _I),
         (r"\blol\b|\blmao\b|\bhaha+\b|\bugh+\b|\bomg\b", "", _I),
         (r"!{2,}", "!", 0),
     )

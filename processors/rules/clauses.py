@@ -76,7 +76,9 @@ _FILLER = re.compile(
     r"for context|fun fact|guess what|haha|lol|wow|cool|great|sure|right|as you know|"
     r"I\s+(?:just\s+|recently\s+)?(?:found\s+out|learned|realized|discovered)(?:\s+recently)?"
     r"(?:\s+that)?(?=\s+I\b)|"
-    r"(?:please\s+)?(?:remember|note)(?:\s+that)?)\b[,!:.]?\s+|(?:no|nope)[,!.]\s+)",
+    r"(?:please\s+)?(?:remember|note)(?:\s+that)?)\b[,!:.]?\s+|(?:no|nope)[,!.]\s+|"
+    # "quick update: i'm a data engineer now": a heading before the statement.
+    r"(?:(?:quick|small|little|big|life)\s+)?(?:update|news|heads\s+up)\s*[:!-]+\s*)",
     re.IGNORECASE,
 )
 _TIME_PHRASE = (

@@ -17,7 +17,8 @@ CHANGE = re.compile(
     r"from\s+now\s+on|instead|these\s+days|updated?|correction|correct\s+one|typo|misspoke|"
     r"i\s+meant|wrong|replaced|got\s+a\s+new|not\s+the\s+old|old\s+one|going\s+forward|mistake|"
     r"autocorrect|mistyped?|misspelt|misspelled|scratch\s+that|strike\s+that|my\s+bad|oops|"
-    r"make\s+that|agora|ahora|nuev[oa]|novo|ya\s+no|já\s+não)\b",
+    r"make\s+that|agora|ahora|nuev[oa]|novo|ya\s+no|já\s+não|(?:don't|do\s+not|stop)\s+call(?:ing)?"
+    r"\s+me)\b",
     re.IGNORECASE,
 )
 

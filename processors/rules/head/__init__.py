@@ -15,6 +15,7 @@ from slotwise.processors.rules.head.consequence import (
 )
 from slotwise.processors.rules.head.family import (
     read_named_pets,
+    read_new_child,
     read_no_children,
     read_parent_of,
     read_possessions,
@@ -25,6 +26,7 @@ from slotwise.processors.rules.head.health import (
     read_conditions,
     read_diet,
     read_meatless,
+    read_omnivore,
     read_treated_condition,
 )
 from slotwise.processors.rules.head.household import read_pets_in_passing
@@ -88,6 +90,7 @@ RULES: tuple[Rule, ...] = (
     read_conditions,
     read_diet,
     read_meatless,
+    read_omnivore,
     read_possessions,
     read_parent_of,
     read_relationship,
@@ -114,6 +117,7 @@ ALSO_RULES: tuple[Rule, ...] = (
     read_medications,
     read_treated_condition,
     read_children,
+    read_new_child,
     read_hobbies,
     read_contact_in_passing,
     read_named_pets,

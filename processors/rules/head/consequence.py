@@ -134,6 +134,8 @@ _JOB_BY = tuple(
         r"\b(?:first|1st|second|2nd)\s+(?:full\s+)?(?:week|month|fortnight|sprint|shift)\s+"
         r"(?:at|with)\s+(?:the\s+new\s+(?:job|place|gig)\s+at\s+)?(?P<rest>.+)$",
         r"^(?:yo\s+|eu\s+)?(?:trabajo|trabalho)\s+(?:en|em|para|pra)\s+(?P<rest>.+)$",
+        # "onboarding at deliveroo is tomorrow 9am": the first days of the new job.
+        r"(?:^|\bmy\s+)onboarding\s+(?:at|with)\s+(?P<rest>.+)$",
     )
 )
 _NOT_JOB = re.compile(

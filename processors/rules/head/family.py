@@ -14,6 +14,7 @@ from slotwise.processors.rules.words import NUMBERS, SPECIES
 
 __all__ = [
     "read_named_pets",
+    "read_new_child",
     "read_no_children",
     "read_parent_of",
     "read_possessions",
@@ -261,3 +262,27 @@ def read_named_pets(clause: Clause) -> list[Finding]:
         value = f"{kind} named {name[:1].upper() + name[1:]}"
         pets.append(Finding("pets", value, f"User has a {value}.", INFERRED))
     return pets
+
+
+# "baby #2 arrived tuesday", "our third kid was born on friday", "welcomed baby number two":
+# the child's number among the speaker's children is how many they have now.
+_ORDINALS = {"second": 2, "third": 3, "fourth": 4, "fifth": 5, "2nd": 2, "3rd": 3, "4th": 4}
+_NTH_CHILD = re.compile(
+    r"^(?:(?:our|my)\s+)?(?:(?:baby|kid|child)\s+(?:#|no\.?\s*|number\s+)(?P<n>\d|two|three|four|five)"
+    r"|(?P<nth>second|third|fourth|fifth|2nd|3rd|4th)\s+(?:baby|kid|child|little\s+one))\b"
+    r"(?:\s+\w+)?\s+(?:arrived|was\s+born|is\s+here|came)\b"
+    r"|^(?:I|we)(?:'ve|\s+have)?\s+(?:just\s+)?(?:welcomed|had)\s+(?:our|my)\s+"
+    r"(?P<nth2>second|third|fourth|fifth|2nd|3rd|4th)\s+(?:baby|kid|child)\b",
+    _I,
+)
+
+
+def read_new_child(clause: Clause) -> list[Finding]:
+    found = _NTH_CHILD.search(clause.text)
+    if found is None:
+        return []
+    word = (found["n"] or found["nth"] or found["nth2"]).lower()
+    count = _ORDINALS.get(word) or (int(word) if word.isdigit() else NUMBERS.get(word))
+    if count is None:
+        return []
+    return [Finding("children_count", str(count), f"User has {count} children.", INFERRED)]

@@ -23,6 +23,7 @@ __all__ = [
     "read_conditions",
     "read_diet",
     "read_meatless",
+    "read_omnivore",
     "read_treated_condition",
 ]
 
@@ -109,6 +110,22 @@ def read_diet(clause: Clause) -> list[Finding]:
         return []
     diet = DIETS[" ".join(found["diet"].lower().split())]
     return [Finding("diet", diet, f"User follows a {diet} diet.")]
+
+
+# "i eat everything", "I'm back to eating meat": an explicit omnivore, the one way the
+# convention stores "no diet". Only the whole clause: "I eat everything except fish" is not.
+_OMNIVORE = re.compile(
+    rf"^I(?:'m|\s+am)?{ADVERBS}\s+(?:back\s+to\s+|(?:now\s+)?)?eat(?:ing)?\s+(?:pretty\s+much\s+|"
+    r"basically\s+)?(?:everything|anything|meat)(?:\s+again)?(?:\s+(?:now|these\s+days|again|"
+    r"tbh|honestly))*\s*[.!]*$",
+    re.IGNORECASE,
+)
+
+
+def read_omnivore(clause: Clause) -> list[Finding]:
+    if _OMNIVORE.match(clause.text) is None:
+        return []
+    return [Finding("diet", "omnivore", "User eats everything.")]
 
 
 def read_meatless(clause: Clause) -> list[Finding]:

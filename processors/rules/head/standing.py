@@ -49,8 +49,12 @@ _REMOTE = re.compile(
     r"\bworking\s+from\s+home\b|\bwork\s+from\s+home\b",
     _I,
 )
+# "hybrid", "two days a week in the office", "I'm in two days a week", "3 days from home".
 _HYBRID = re.compile(
-    r"\bhybrid\b|\b(?:two|three|2|3)\s+days\s+(?:a\s+week\s+)?in\s+(?:the\s+)?office\b", _I
+    r"\bhybrid\b|\b(?:two|three|2|3)\s+days\s+(?:a\s+week\s+)?in\s+(?:the\s+)?office\b|"
+    r"\bI(?:'m|\s+am|\s+go)\s+in(?:\s+to\s+the\s+office|\s+the\s+office)?\s+(?:two|three|2|3)\s+"
+    r"days\s+a\s+week\b|\b(?:two|three|2|3)\s+days\s+(?:a\s+week\s+)?(?:from|at)\s+home\b",
+    _I,
 )
 _OFFICE = re.compile(
     r"\b(?:(?:from|in|at)\s+the\s+office|office)\s+(?:every\s+day|full[- ]time|5\s+days|"

@@ -263,3 +263,62 @@ def test_chat_openers_and_plan_moves(text: str, expected: tuple[str, str]) -> No
 def test_a_retraction_states_a_change(text: str) -> None:
     [email] = [c for c in facts(text) if c.attribute == "email"]
     assert email.stated_change
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("i eat everything", {("diet", "omnivore")}),
+        ("I'm back to eating everything now.", {("diet", "omnivore")}),
+        ("my husband's the vegetarian, i eat everything", {("diet", "omnivore")}),
+        ("i eat everything except fish", set()),  # not the whole of it
+        ("my kids eat everything", set()),  # someone else's
+    ],
+)
+def test_an_explicit_omnivore(text: str, expected: set[object]) -> None:
+    assert slotted(text, "diet") == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I'm in the office two days a week now", {("work_arrangement", "hybrid")}),
+        ("I work 3 days from home, the rest at the office", {("work_arrangement", "hybrid")}),
+        ("I'm in two days a week at the gym", set()),  # no work said
+    ],
+)
+def test_a_hybrid_week_told_by_its_days(text: str, expected: set[object]) -> None:
+    assert slotted(text, "work_arrangement") == expected
+
+
+def test_a_heading_before_the_statement_is_read_past() -> None:
+    text = "quick update: i'm a data engineer now, moved onto the platform team"
+    assert slotted(text, "job_title", "team") == {
+        ("job_title", "data engineer"),
+        ("team", "platform"),
+    }
+
+
+def test_a_name_refused_states_a_correction() -> None:
+    [name] = [c for c in facts("don't call me johnny, it's John") if c.attribute]
+    assert (name.attribute, name.value, name.stated_change) == ("preferred_name", "John", True)
+
+
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [
+        ("baby #2 arrived tuesday night, everyone's healthy and nobody is sleeping", "2"),
+        ("our third kid was born on friday", "3"),
+        ("we just welcomed our second baby", "2"),
+        ("baby number two is here!", "2"),
+    ],
+)
+def test_the_newest_child_counts_the_children(text: str, count: str) -> None:
+    assert slotted(text, "children_count") == {("children_count", count)}
+
+
+@pytest.mark.parametrize(
+    "text", ["my sister's second baby arrived", "second baby is due in may", "if baby #2 arrived"]
+)
+def test_no_count_from_someone_elses_or_a_coming_child(text: str) -> None:
+    assert slotted(text, "children_count") == set()

@@ -162,3 +162,15 @@ def test_no_home_from_a_denial_or_a_common_word(text: str) -> None:
 def test_the_clock_talk_of_my_time_implies_the_new_homes_zone() -> None:
     text = "new landlord in phoenix is super chill. anyway i'm free for calls after 4 my time"
     assert ("timezone", "America/Phoenix") in slotted(text, "timezone")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("onboarding at deliveroo is tomorrow 9am, wish me luck", {("employer", "Deliveroo")}),
+        ("my onboarding at Monzo starts monday", {("employer", "Monzo")}),
+        ("client onboarding at acme today", set()),  # someone else's onboarding
+    ],
+)
+def test_an_onboarding_is_the_new_job(text: str, expected: set[object]) -> None:
+    assert slotted(text, "employer") == expected

@@ -51,6 +51,8 @@ _SHORTHAND: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\bwfh\b", "working from home", _I),
         (r"\bveggie\b", "vegetarian", _I),
         (r"\bfyi\b|\bngl\b|\blowkey\b", "", _I),
+        # "name's Diego": chat drops the "my" before a name said at a turn's or a line's start.
+        (r"(?:^|(?<=[.!,]\s))name(?:'s|\s+is)\b", "my name is", _I),
         # Idioms that deny or wish nothing the sentence states ("…, no big deal", "…, wish me
         # luck"): read as a denial or a wish, they would hide the statement.
         (r"[,;]?\s*\b(?:no\s+(?:big\s+deal|worries|joke|cap|kidding)|wish\s+me\s+luck)\b", "", _I),

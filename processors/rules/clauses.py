@@ -53,6 +53,8 @@ _CLAUSE_BREAK = re.compile(
     # "I'm allergic to sesame, so no bagels": a consequence after a comma is a clause of its own,
     # as is one with no comma that denies ("lactose intolerant so no cheese").
     r"|,\s+so\s+|\s+so\s+(?=(?:no|not|never)\b)"
+    # The Spanish and Portuguese "but" before a statement: "soy de rosario pero vivo en madrid".
+    r"|,?\s+(?:pero|mas)\s+(?=(?:vivo|vivimos|moro|moramos|trabajo|trabalho|hablo|falo|soy|sou)\b)"
     # "…worth it now that I'm a head chef": the reason is a statement too.
     r"|,?\s+now\s+that\s+(?=(?:i|i'm|i've|we|we're|we've)\b)"
     # "…, don't suggest mongo": an instruction is its own clause, and its negation is not the
@@ -125,7 +127,11 @@ _HYPOTHETICAL = re.compile(
     r"supposed\s+to|used\s+to|if|"
     # Tempted, keen, itching to: a pull towards something, not a state of the speaker's.
     r"tempted|tempting|keen\s+to|eager\s+to|itching\s+to|dying\s+to|can't\s+wait\s+to|"
-    r"looking\s+forward\s+to|aim(?:ing)?\s+to|plan(?:ning)?\s+on|curious\s+to)\b|'d\b|"
+    r"looking\s+forward\s+to|aim(?:ing)?\s+to|plan(?:ning)?\s+on|curious\s+to)\b|"
+    # "I'd rather you text", "I'd prefer email": how to be reached is a standing preference,
+    # not a condition ("I'd prefer to work remotely" still is one).
+    r"'d\b(?!\s+(?:rather\s+you|prefer\s+(?:e-?mails?|texts?|sms|whats\s?app|signal|telegram|"
+    r"phone|calls?)\b|(?:prefer|like)\s+to\s+be\s+(?:contacted|reached)))|"
     r"(?<!\bin\s)(?<!\blast\s)(?<!\bnext\s)(?<!\bsince\s)\bmay\b",
     re.IGNORECASE,
 )

@@ -145,6 +145,8 @@ _FROM = compile_all(
     rf"^{AM}\s+(?P<origin>originally\s+)?from\s+(?P<rest>.+)$",
     r"^I\s+(?P<origin>originally\s+come|come)\s+from\s+(?P<rest>.+)$",
     r"^I\s+(?P<origin>grew\s+up|was\s+raised)\s+in\s+(?P<rest>.+)$",
+    # Spanish and Portuguese "I'm from": "soy de rosario", "sou de recife".
+    r"^(?:yo\s+|eu\s+)?(?P<origin>soy|sou)\s+(?:de|da|do)\s+(?P<rest>.+)$",
 )
 _BORN = compile_all(r"^I\s+was\s+born\s+(?P<raised>and\s+raised\s+)?in\s+(?P<rest>.+)$")
 

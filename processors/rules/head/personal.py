@@ -104,10 +104,11 @@ _CONTACT_PREFERENCE = (
     ),
     # "I prefer signal", "i'd rather you text", "whatsapp works best", "prefer email pls".
     re.compile(
-        r"^(?:(?:and|but|honestly|tbh|also)\s+)*(?:I\s+)?(?:(?:much\s+|really\s+)?prefer|"
-        r"I'd\s+rather(?:\s+you)?)\s+(?:to\s+be\s+contacted\s+(?:by|via|on|over)\s+|"
+        r"^(?:(?:and|but|honestly|tbh|also)\s+)*(?:I\s+|I'd\s+)?(?:(?:much\s+|really\s+)?prefer|"
+        r"I'd\s+rather(?:\s+you)?|I'd\s+like)\s+(?:to\s+be\s+(?:contacted|reached)\s+(?:by|via|on|over)\s+|"
         rf"(?:by|via|on|over)\s+)?{_METHOD}"
-        r"(?:\s+(?:please|pls|thanks|if\s+possible|over\s+\w+|to\s+\w+(?:\s+\w+)?))*\s*[.!]*$",
+        r"(?:\s+(?:please|pls|thanks|if\s+possible|only|over\s+\w+|to\s+\w+(?:\s+\w+)?|"
+        r"than\s+(?:a\s+)?\w+))*\s*[.!]*$",
         _I,
     ),
     re.compile(

@@ -322,3 +322,57 @@ def test_the_newest_child_counts_the_children(text: str, count: str) -> None:
 )
 def test_no_count_from_someone_elses_or_a_coming_child(text: str) -> None:
     assert slotted(text, "children_count") == set()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("i'd rather you text than call", {("preferred_contact_method", "text")}),
+        ("I'd like to be contacted by email only.", {("preferred_contact_method", "email")}),
+        ("i'd prefer email", {("preferred_contact_method", "email")}),
+        ("halal diet, and i'd rather you text than call", {("preferred_contact_method", "text")}),
+        ("I'd like a call", set()),  # a request, not a preference
+        ("I'd rather you didn't call", set()),
+    ],
+)
+def test_a_preference_said_with_id(text: str, expected: set[object]) -> None:
+    assert slotted(text, "preferred_contact_method") == expected
+
+
+@pytest.mark.parametrize(
+    "text", ["I'd prefer to work remotely", "I'd rather live in Paris", "I'd rather be vegan"]
+)
+def test_a_wish_said_with_id_is_still_a_wish(text: str) -> None:
+    assert [c for c in facts(text) if c.attribute is not None] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("name's Diego Fernández, call me Dieguito", "Diego Fernández"),
+        ("name's tom btw", "Tom"),
+        ("hi, name is Priya", "Priya"),
+    ],
+)
+def test_a_name_with_the_my_dropped(text: str, name: str) -> None:
+    assert slotted(text, "name") == {("name", name)}
+
+
+def test_a_name_said_of_something_else_is_none() -> None:
+    assert slotted("the restaurant name's weird", "name") == set()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "soy de rosario pero vivo en madrid hace 5 años",
+            {("hometown", "Rosario"), ("home_city", "Madrid")},
+        ),
+        ("sou de recife", {("hometown", "Recife")}),
+    ],
+)
+def test_where_from_and_where_now_in_spanish_and_portuguese(
+    text: str, expected: set[object]
+) -> None:
+    assert slotted(text, "hometown", "home_city") == expected

@@ -107,8 +107,9 @@ _HAS_SUBJECT = re.compile(
 
 
 _TITLE_AT = re.compile(r"^(?P<title>[A-Za-z][\w/&-]*(?:\s+[\w/&-]+){0,3}?)\s+at\s+\S", _I)
-# "born in valparaíso": chat drops "I was" before a birth.
-_BORN = re.compile(r"^born\s+(?:and\s+raised\s+)?in\b", _I)
+# "born in valparaíso", "diagnosed with asthma": chat drops "I was" before a birth or a
+# diagnosis.
+_BORN = re.compile(r"^(?:born\s+(?:and\s+raised\s+)?in|diagnosed\s+with)\b", _I)
 # "been hybrid since march": chat drops "I've" before a lasting state.
 _RESTORE_HAVE = re.compile(r"^(?:(?:just|also|still|finally)\s+)*(?:been|gone)\b", _I)
 

@@ -53,6 +53,8 @@ _CLAUSE_BREAK = re.compile(
     # "I'm allergic to sesame, so no bagels": a consequence after a comma is a clause of its own,
     # as is one with no comma that denies ("lactose intolerant so no cheese").
     r"|,\s+so\s+|\s+so\s+(?=(?:no|not|never)\b)"
+    # "no kids, one parrot named Captain": a list's denied item ends its own clause.
+    r"|(?<=\bno\skids),\s+|(?<=\bno\schildren),\s+"
     # The Spanish and Portuguese "but" before a statement: "soy de rosario pero vivo en madrid".
     r"|,?\s+(?:pero|mas)\s+(?=(?:vivo|vivimos|moro|moramos|trabajo|trabalho|hablo|falo|soy|sou)\b)"
     # "…worth it now that I'm a head chef": the reason is a statement too.

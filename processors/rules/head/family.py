@@ -120,6 +120,8 @@ def _pet_words(pet: re.Match[str]) -> str:
 _NO_CHILDREN = compile_all(
     r"^(?:I|we)\s+(?:don't|do\s+not)\s+have\s+(?:any\s+)?(?:kids|children)(?P<after>.*)$",
     r"^(?:I|we)\s+have\s+no\s+(?:kids|children)(?P<after>.*)$",
+    # A list's item: "single, no kids, one parrot".
+    r"^no\s+(?:kids|children)(?P<after>(?:\s+(?:yet|lol|haha|either|thankfully))*)\s*[.!]*$",
 )
 _PARENT_OF = compile_all(
     rf"^{AM}\s+(?:a\s+)?(?P<single>single\s+)?(?:proud\s+|working\s+|busy\s+|stay-at-home\s+)?"

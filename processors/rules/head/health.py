@@ -22,6 +22,7 @@ __all__ = [
     "read_allergies",
     "read_conditions",
     "read_diet",
+    "read_hay_fever",
     "read_meatless",
     "read_omnivore",
     "read_treated_condition",
@@ -151,3 +152,23 @@ def read_treated_condition(clause: Clause) -> list[Finding]:
     if condition is None:
         return []
     return [Finding("medical_conditions", condition, f"User has {condition}.", INFERRED)]
+
+
+# "my hay fever is brutal", "cetirizine for the hay fever", "hay fever + dust mites": the
+# convention stores hay fever as the allergen, pollen. Only the speaker's own.
+_HAY_FEVER = re.compile(
+    r"^(?:I(?:'ve|\s+have)?\s+(?:got\s+|get\s+|suffer\s+from\s+)?|my\s+)?(?:bad\s+|terrible\s+|awful\s+)?"
+    r"hay\s*fever\b(?!\s+season)|\b(?:for|with)\s+(?:my|the)\s+hay\s*fever\b",
+    re.IGNORECASE,
+)
+
+
+_WHICH_POLLEN = re.compile(r"\b(?P<kind>grass|tree|birch|ragweed|weed|oak|olive)\s+pollen\b", re.I)
+
+
+def read_hay_fever(clause: Clause) -> list[Finding]:
+    if _HAY_FEVER.search(clause.text) is None:
+        return []
+    which = _WHICH_POLLEN.search(clause.text)  # "hay fever, grass pollen specifically"
+    value = "pollen" if which is None else f"{which['kind'].lower()} pollen"
+    return [Finding("allergies", value, f"User is allergic to {value} (hay fever).", INFERRED)]

@@ -57,7 +57,8 @@ _TITLE_AT = re.compile(
     _I,
 )
 _TITLE_ONLY = re.compile(
-    rf"^(?:{_LASTING}|I\s+went\s+back\s+to\s+being)\s+(?:a|an)\s+(?P<title>[\w\s/&-]+?)"
+    rf"^(?:{_LASTING}|I\s+went\s+back\s+to\s+being|I\s+(?:[\w'-]+\s+){{0,3}}?(?:and\s+)?(?:retrained|"
+    r"requalified)\s+as)\s+(?:a|an)\s+(?P<title>[\w\s/&-]+?)"
     r"(?:\s+by\s+(?:trade|profession|training))?(?:\s+(?:now|these\s+days|again|full[- ]time))?"
     rf"{_SINCE}$",
     _I,

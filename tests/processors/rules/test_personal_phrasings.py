@@ -376,3 +376,61 @@ def test_where_from_and_where_now_in_spanish_and_portuguese(
     text: str, expected: set[object]
 ) -> None:
     assert slotted(text, "hometown", "home_city") == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("my hay fever is brutal this year", {("allergies", "pollen")}),
+        ("daily cetirizine for the hay fever", {("allergies", "pollen")}),
+        (
+            "hay fever + allergic to dust mites, spring is hell",
+            {("allergies", "pollen"), ("allergies", "dust mites")},
+        ),
+        ("hay fever too, grass pollen specifically", {("allergies", "grass pollen")}),
+        ("my son's hay fever is bad", set()),  # someone else's
+        ("hay fever season is the worst", set()),  # a season, not the speaker
+    ],
+)
+def test_hay_fever_is_a_pollen_allergy(text: str, expected: set[object]) -> None:
+    assert slotted(text, "allergies") == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("diagnosed with asthma last spring", {("medical_conditions", "asthma")}),
+        (
+            "diagnosed with endometriosis last spring, finally an answer",
+            {("medical_conditions", "endometriosis")},
+        ),
+        ("my sister was diagnosed with asthma", set()),
+    ],
+)
+def test_a_diagnosis_with_the_i_dropped(text: str, expected: set[object]) -> None:
+    assert slotted(text, "medical_conditions") == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("no kids", {("children_count", 0)}),
+        (
+            "single, no kids, one very dramatic parrot named Captain",
+            {
+                ("relationship_status", "single"),
+                ("children_count", 0),
+                ("pets", "parrot named Captain"),
+            },
+        ),
+        ("no kids allowed in the pool", set()),
+    ],
+)
+def test_a_list_with_a_denied_item(text: str, expected: set[object]) -> None:
+    assert slotted(text, "children_count", "relationship_status", "pets") == expected
+
+
+def test_a_retraining_is_the_job_now() -> None:
+    assert slotted("I gave up law and retrained as a nurse", "job_title") == {
+        ("job_title", "nurse")
+    }

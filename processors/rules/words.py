@@ -96,6 +96,12 @@ REGIONS = _canon(
 )
 # Places that name a city in one reading and a state or country in another.
 AMBIGUOUS_PLACES = _words("georgia washington victoria")
+# Everyday words that are also some town's name ("moved back in spring"): in lower case they
+# are the word, never the town.
+COMMON_WORD_PLACES = _words(
+    "spring summer autumn fall winter time march may university college paradise heaven "
+    "union liberty independence eden"
+)
 LANGUAGES = _canon(
     # With the names Spanish and Portuguese speakers type ("hablo inglés", "falo alemão").
     "English: inglés, ingles, inglês|Spanish: castilian, español, espanol, castellano, espanhol|"

@@ -23,7 +23,7 @@ from slotwise.processors.rules import gazetteer
 from slotwise.processors.rules.clauses import Clause
 from slotwise.processors.rules.findings import Finding
 from slotwise.processors.rules.values import BOUNDARY, proper_noun, strip_the
-from slotwise.processors.rules.words import STOPWORDS
+from slotwise.processors.rules.words import COMMON_WORD_PLACES, STOPWORDS
 
 __all__ = ["read_home_by_consequence", "read_job_by_consequence"]
 
@@ -41,7 +41,7 @@ _SOMEONE = re.compile(
 )
 
 # What only someone who lives there has: a landlord, neighbours, a commute *from* it (a
-# commute *to* somewhere is the office's town), or a home moved into, bought or rented.
+# commute *to* somewhere is the office's town), or a home moved into or rented.
 _DWELLING = r"(?:place|flat|house|apartment|apt|studio|condo|home|room)"
 _HOME_BY = tuple(
     re.compile(p, _I)
@@ -74,7 +74,7 @@ _NOT_HOME = re.compile(
 _THEN_VERB = re.compile(
     r"^\s*(?:is|are|was|were|has|have|keeps?|kept|feels?|seems?|sucks?|rocks?|takes?|charges?|"
     r"agora|ahora|hoy|desde|há|hace|starts?|started|done|over|finished|complete|survived|"
-    r"went|going|so\s+far|and|is|still|finally|already|really|honestly|just|actually|totally|"
+    r"went|going|so\s+far|and|still|finally|already|really|honestly|just|actually|totally|"
     rf"{_DWELLING})\b",
     _I,
 )
@@ -86,6 +86,8 @@ def read_home_by_consequence(clause: Clause) -> list[Finding]:
         if named is None:
             continue
         named = re.sub(rf"\s+{_DWELLING}$", "", named, flags=_I)
+        if not clause.cased and named.casefold() in COMMON_WORD_PLACES:
+            continue
         # A landlord's or a commute's town: the context is strong enough for a city known
         # under another name too ("aarhus" for Århus), kept as the speaker wrote it.
         town = gazetteer.city_by_name(named)

@@ -19,6 +19,7 @@ from slotwise.processors.rules.values import (
 from slotwise.processors.rules.wording import ADVERBS
 from slotwise.processors.rules.words import (
     AMBIGUOUS_PLACES,
+    COMMON_WORD_PLACES,
     COUNTRIES,
     DATABASES,
     DEMONYMS,
@@ -186,6 +187,7 @@ def _known_place_prefix(rest: str, *, fallback: bool) -> tuple[str, str] | None:
         found = proper_noun(strip_the(rest), False, limit=size)
         if (
             found is not None
+            and found[0].casefold() not in COMMON_WORD_PLACES
             and (gazetteer.city_by_name(found[0]) or gazetteer.country(found[0]))
             and BOUNDARY.match(found[1])
         ):

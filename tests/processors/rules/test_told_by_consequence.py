@@ -151,6 +151,9 @@ def test_a_change_in_passing_in_a_run_on(text: str, city: str) -> None:
     [
         "I live in fear.",  # no place a library knows
         "I live in hope",
+        "I moved back in spring",  # a season, though a Texan town is called Spring
+        "I'm based in paradise lol",
+        "my new landlord in spring was a nightmare",
         "i don't live in leeds and never did",  # the denial is the statement's own
         "not in leeds anymore and not sure where next",
     ],

@@ -87,7 +87,8 @@ _ADDRESS_INTRO = re.compile(
     r"address(?:\s+for\s+(?:the\s+)?\w+)?(?:\s+is|'s|\s*[=:])|"
     # Spanish and Portuguese: "nueva dirección: …", "meu endereço é …".
     r"\b(?:(?:mi|mí|meu|o\s+meu)\s+)?(?:nueva\s+|novo\s+)?(?:direcci[oó]n|endere[cç]o)"
-    r"(?:\s+(?:nueva|novo))?(?:\s+(?:es|é)|\s*:)|(?:^|[,;]|\b(?:and|so))\s*(?:the\s+)?(?:new\s+)?address(?:\s+is|'s|:)|"
+    r"(?:\s+(?:nueva|novo))?(?:\s+(?:es|é)|\s*:)|"
+    r"(?:^|[,;]|\b(?:and|so))\s*(?:the\s+)?(?:new\s+)?address(?:\s+is|'s|:)|"
     r"\baddress\s+is\s+now\b|"
     r"\b(?:send|post|mail|ship)\s+(?:letters|post|mail|parcels|packages|deliveries|"
     r"everything|my\s+\w+)\s+to\b)\s*(?:now\s+)?:?\s*(?P<rest>.+)",

@@ -17,13 +17,7 @@ from slotwise.processors.dates import Tense
 from slotwise.processors.rules.chat import restore_subject
 from slotwise.processors.rules.words import IRREGULAR_PAST
 
-__all__ = [
-    "MAX_CLAUSE_CHARS",
-    "NEGATION",
-    "Clause",
-    "split_clauses",
-    "without_denial_aside",
-]
+__all__ = ["MAX_CLAUSE_CHARS", "NEGATION", "Clause", "split_clauses", "without_denial_aside"]
 
 # A bound on work per clause: a pasted document is not a chat statement about the user.
 MAX_CLAUSE_CHARS = 400

@@ -84,14 +84,15 @@ _CORRECTING = re.compile(
     r"autocorrect|I\s+meant|I\s+mean|make\s+(?:that|it))\b",
     _I,
 )
-_MEANT_SLOTS = (
-    "diet",
-    "database",
-    "programming_languages",
-    "billing_cycle",
-    "work_arrangement",
-    "preferred_contact_method",
-)
+# The single-valued closed slots a bare corrected value is read into, and their names.
+_MEANT_SLOTS = {
+    "diet": "diet",
+    "database": "database",
+    "programming_languages": "programming language",
+    "billing_cycle": "billing cycle",
+    "work_arrangement": "work arrangement",
+    "preferred_contact_method": "preferred contact method",
+}
 
 
 def read_meant(clause: Clause) -> list[Finding]:
@@ -112,18 +113,8 @@ def read_meant(clause: Clause) -> list[Finding]:
     if len(named) != 1:
         return []
     attribute, canonical = named[0]
-    text = f"User corrected their {_LABEL[attribute]}: {canonical}."
+    text = f"User corrected their {_MEANT_SLOTS[attribute]}: {canonical}."
     return [Finding(attribute, canonical, text)]
-
-
-_LABEL = {
-    "diet": "diet",
-    "database": "database",
-    "programming_languages": "programming language",
-    "billing_cycle": "billing cycle",
-    "work_arrangement": "work arrangement",
-    "preferred_contact_method": "preferred contact method",
-}
 
 
 # "hindi isn't my first language, it's marathi": the denial names the slot, "it's" the value.

@@ -106,6 +106,15 @@ _HAS_SUBJECT = re.compile(
 )
 
 
+# "took ages", "gave me goosebumps": chat dropped "it", not "I". The speaker is the
+# clause's object, or its object is the time or effort something took.
+_IT_DROPPED = re.compile(
+    r"^(?:(?:just|finally|really|also|still)\s+)*(?:[a-z]+\s+(?:me|myself)\b|took\s+(?:(?:some|"
+    r"a|an|so|too|much|lots?|bit|few|couple|little|of|long|while|good|real|whole|\d+)\s+)*(?:ages|"
+    r"forever|time|while|work|effort|patience|practice|courage|guts|trial|convincing|energy|"
+    r"years?|months?|weeks?|days?|hours?|minutes?)\b)",
+    _I,
+)
 _TITLE_AT = re.compile(r"^(?P<title>[A-Za-z][\w/&-]*(?:\s+[\w/&-]+){0,3}?)\s+at\s+\S", _I)
 # "born in valparaíso", "diagnosed with asthma": chat drops "I was" before a birth or a
 # diagnosis.
@@ -126,7 +135,7 @@ def restore_subject(clause: str) -> str:
     if titled is not None and job_title(titled["title"]) is not None:
         # "product designer at figma": a bio line, the speaker's own job.
         return f"I'm a {clause[0].lower()}{clause[1:]}"
-    if _TOPIC.match(clause):
+    if _TOPIC.match(clause) or _IT_DROPPED.match(clause):
         return clause
     if _RESTORE_I.match(clause):
         return f"I {clause[0].lower()}{clause[1:]}" if clause[:2] != "I " else clause

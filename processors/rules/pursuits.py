@@ -20,7 +20,13 @@ import re
 
 from slotwise.processors.rules.clauses import Clause
 from slotwise.processors.rules.findings import Finding
-from slotwise.processors.rules.tail import FREE_TEXT, MAX_FREE_TEXT_WORDS, dangling, plain
+from slotwise.processors.rules.tail import (
+    FREE_TEXT,
+    MAX_FREE_TEXT_WORDS,
+    before_cut,
+    dangling,
+    plain,
+)
 from slotwise.processors.rules.wording import ADVERBS, third_person
 from slotwise.processors.rules.words import EVENT_OBJECT_BLOCK, STOPWORDS, VAGUE
 
@@ -76,7 +82,10 @@ def read_pursuit(clause: Clause) -> list[Finding]:
     as one free-text finding; otherwise nothing."""
     if clause.tense == "future" or _LATER.search(clause.text):
         return []
-    said = _TRAIL.sub("", _CUT.split(clause.text, maxsplit=1)[0].strip())
+    head = before_cut(clause.text, _CUT)
+    if head is None:
+        return []
+    said = _TRAIL.sub("", head.strip())
     if len(said.split()) > MAX_FREE_TEXT_WORDS or dangling(said):
         return []
     if _readable(said):

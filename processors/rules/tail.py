@@ -24,7 +24,14 @@ from slotwise.processors.rules.words import (
     TIME_WORDS,
 )
 
-__all__ = ["FREE_TEXT", "MAX_FREE_TEXT_WORDS", "dangling", "plain", "read_free_text"]
+__all__ = [
+    "FREE_TEXT",
+    "MAX_FREE_TEXT_WORDS",
+    "before_cut",
+    "dangling",
+    "plain",
+    "read_free_text",
+]
 
 _I = re.IGNORECASE
 
@@ -64,7 +71,10 @@ def read_free_text(clause: Clause) -> list[Finding]:
         if plain(favourite["rest"], limit=8):
             return [Finding(None, None, third_person(clause.text), FREE_TEXT)]
         return []
-    event = _INTERJECTED.sub("", _TAIL_CUT.split(clause.text, maxsplit=1)[0])
+    head = before_cut(clause.text, _TAIL_CUT)
+    if head is None:
+        return []
+    event = _INTERJECTED.sub("", head)
     found = _EVENT.match(event)
     if found is None or not _event_verb(found["aux"], found["verb"], found["rest"]):
         return []
@@ -97,6 +107,54 @@ def _event_verb(aux: str | None, verb: str, rest: str) -> bool:
             return following == "to" or (progressive and words[1:2] != ["hard"])
         return verb in PARTICIPLES or (verb.endswith("ed") and len(verb) > 4)
     return verb in IRREGULAR_PAST or (verb.endswith("ed") and len(verb) > 4)
+
+
+# What a comma can be followed by inside one phrase: "…, as well as …".
+_ALONG = re.compile(r"^\s*(?:as\s+well\s+as|along\s+with|plus|not\s+to\s+mention)\b", _I)
+# "Pepper, Biscuit and a rabbit", "sanding, priming, and painting": items, then "and".
+_LIST_REST = re.compile(r"^\s*(?P<items>[\w'-]+(?:\s+[\w'-]+){0,2}?)\s*,?\s+(?:and|or|&)\s+\S", _I)
+# "a calm, welcoming space": the comma sits between a determiner's adjectives.
+_DETERMINED = re.compile(r"\b(?:a|an|the|my|our|their|his|her|your|such\s+a)\s+[\w-]+$", _I)
+_NEXT_TWO = re.compile(r"^\s*(?P<first>[\w'-]+)\s+(?P<second>[\w'-]+)")
+# Words that open a clause of their own after a comma, or are no item of a list.
+_OPENERS = frozenset(
+    "i we he she they it you that this there these those and but so or then because which who "
+    "where when while though although if a an the my our his her their your its me him them us "
+    "not no yes just also now still too really lol haha omg".split()
+)
+_FINITE = frozenset(
+    "is are was were am be been has have had did do does can could will would".split()
+)
+_PREPOSITIONS = frozenset("at in on to for of with from by about into onto over".split())
+
+
+def before_cut(text: str, cut: re.Pattern[str]) -> str | None:
+    """``text`` up to its first ``cut``, or None when a comma there falls inside a list or
+    a phrase: the part before it would state the first item as the whole."""
+    found = cut.search(text)
+    if found is None:
+        return text
+    head, rest = text[: found.start()], text[found.end() :]
+    if found.group().strip() == "," and _continues(head, rest):
+        return None
+    return head
+
+
+def _continues(head: str, rest: str) -> bool:
+    if _ALONG.match(rest):
+        return True
+    listed = _LIST_REST.match(rest)
+    if listed is not None:
+        items = [w.lower().split("'")[0] for w in listed["items"].split()]
+        if items[0] not in _OPENERS and not any(
+            w in _FINITE or (w.endswith("ed") and len(w) > 4) for w in items
+        ):
+            return True
+    two = _NEXT_TWO.match(rest)
+    if two is None or not _DETERMINED.search(head):
+        return False
+    first, second = (two[n].lower().split("'")[0] for n in ("first", "second"))
+    return first not in _OPENERS and second not in _OPENERS | _PREPOSITIONS
 
 
 def dangling(text: str) -> bool:

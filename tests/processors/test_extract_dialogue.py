@@ -192,3 +192,56 @@ def test_a_condition_governs_its_clause_and_what_follows(
     text: str, expected: set[tuple[str, str]]
 ) -> None:
     assert slots(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Took ages but the shed is finally painted.",
+        "Took a lot of patience - the puppy is house-trained now.",
+        "Took some convincing, but the landlord fixed the boiler.",
+        "The hike was brutal. Gave me a whole new respect for mountains.",
+        "That film was something else, made me cry twice.",
+    ],
+)
+def test_a_clause_whose_dropped_subject_is_it_is_not_the_speakers(text: str) -> None:
+    assert not [t for t in texts(text) if t.startswith(("User took", "User gave", "User made"))]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Took a pottery class last month, loved it.", "User took a pottery class"),
+        ("Made a lasagne from scratch yesterday!", "User made a lasagne from scratch"),
+    ],
+)
+def test_a_dropped_i_before_a_thing_done_is_still_the_speaker(text: str, expected: str) -> None:
+    assert any(t.startswith(expected) for t in texts(text)), texts(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I adopted Pepper, Biscuit and a very shy rabbit last spring.",
+        "I spent the weekend sanding, priming, and painting the old dresser.",
+        "I'm a fan of jazz like Coltrane and Monk, as well as a bit of old soul.",
+        "I'm passionate about building a calm, welcoming space for new parents.",
+    ],
+)
+def test_a_list_is_never_cut_after_its_first_item(text: str) -> None:
+    cut = {"User adopted Pepper.", "User spent the weekend sanding.",
+           "User is a fan of jazz like Coltrane and Monk.",
+           "User is passionate about building a calm."}  # fmt: skip
+    assert not cut & set(texts(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I adopted a kitten last week, she's tiny.", "User adopted a kitten in the week of"),
+        ("I ran my first half marathon, and it hurt.", "User ran their first half marathon."),
+        ("I'm a big fan of Ghibli films, they're so cosy.", "User is a big fan of Ghibli films."),
+    ],
+)
+def test_a_comma_before_a_new_clause_still_ends_the_fact(text: str, expected: str) -> None:
+    assert any(t.startswith(expected) for t in texts(text)), texts(text)

@@ -10,7 +10,8 @@ clause in the present of a change ("as of", "officially", "ya", "agora").
 
 They only ever make a question, never a value: a wrong question costs a human a
 glance, so the families may be broad, while the guards (someone else's life, a
-trip, a question, a plan, a bare past) stay with the caller.
+trip, a reminder, a bare past) are :mod:`~processors.rules.talk_guards`, and a question or
+a plan stays with the caller.
 """
 
 from __future__ import annotations
@@ -18,23 +19,18 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from slotwise.processors.rules.gazetteer import city_by_name
 from slotwise.processors.rules.words import JOB_HEADS, LANGUAGES, SPECIES
 
 __all__ = [
     "AFOOT",
-    "ELSEWHERE",
+    "HANDSET",
     "LATELY",
     "LESS",
     "NOUNS",
-    "OTHER_SERVICE",
-    "PARTNER",
-    "PAST_ONLY",
-    "REQUEST",
-    "RESTATING",
     "SAME_AGAIN",
-    "SERVICE_SLOTS",
-    "SOMEONE",
     "TALK",
+    "townsfolk",
 ]
 
 _I = re.IGNORECASE
@@ -48,8 +44,23 @@ def _alternation(words: Iterable[str]) -> str:
 
 _LANGUAGE = _alternation(LANGUAGES)
 _PET = _alternation(SPECIES) + r"|fur\s*baby|perr[oa]|gat[oa]|cachorr[oa]"
-_JOB = _alternation(JOB_HEADS | {"head", "deputy", "chief"})
+_JOB = _alternation(JOB_HEADS | {"head", "deputy", "chief", "dev", "swe", "eng", "sde"})
 _NEW = r"(?:new|nuev[oa]|nov[oa])"
+# What a handset or an app has, not a number: "new phone case", "my phone died", "mobile team".
+_HANDSET = (
+    r"\s+(?:case|cover|screen|charger|battery|died|broke|dies|app|apps|team|squad|dev|game|games|"
+    r"site|version|banking|data|plan|bill|contract|upgrade|is\s+(?:dead|dying|broken|cracked))\b"
+)
+# A death told by a name, "RIP biscuit", not "RIP to my mug" nor "RIP grandma".
+_RIP = (
+    r"\br\.?i\.?p\.?\s+(?!(?:to|in|my|the|our|this|that|me|it|your|his|her|their|mr|mrs|ms|dr|"
+    r"sister|brother|mom|mum|mother|dad|father|grandma|grandpa|gran|nan|granny|grandad|aunt|"
+    r"auntie|uncle|cousin|friend|legend|king|queen)\b)\w+"
+)
+_WORKPLACE = (
+    r"bank|startup|start-up|scale-?up|agency|firm|consultancy|charity|non-?profit|ngo|fintech|"
+    r"insurer|big\s+(?:four|4)|tech\s+(?:company|firm|giant)|council|saas\s+company|publisher"
+)
 # Per slot, the words that come with a change of it ("the keys to", "onboarding",
 # "adopted"), and its plain nouns ("flat", "team", "wife"), which name the slot in any talk
 # about it and so need the clause to say that something changed.
@@ -59,8 +70,12 @@ _HOME = (
     # Sent to another place, not to another floor of the same one.
     r"(?:transferr?ed|relocated|posted|seconded)\s+to\b(?!\s+(?:the\s+|a\s+|our\s+)?(?:new\s+)?"
     r"(?:\w+\s+)?(?:building|floor|room|desk|team|department|dept|squad|project|account)\b)|"
-    r"keys\s+to\s+(?:the|my|our)\b|closed\s+on\s+(?:the|a|our|my)\s+(?:\w+\s+)?(?:house|flat|"
-    r"place|apartment|condo|home)\b|signed\s+(?:a|the|for\s+a|for\s+the)\b|"
+    r"\b(?:we|i)(?:'ve|\s+have)?\s+(?:\w+\s+)?relocated\b|(?:since|after)\s+(?:the|our|my)\s+"
+    r"(?:big\s+)?move\b|keys\s+to\s+(?:the|my|our)\b|"
+    r"closed\s+on\s+(?:the|a|our|my)\s+(?:\w+\s+)?(?:house|flat|"
+    r"place|apartment|condo|home)\b|"
+    # A lease or a deed, not a car loan nor a petition.
+    r"signed\s+(?:a|the|for\s+a|for\s+the)\b(?!.*\b(?:car|van|bike|loan|petition|waiver|nda)\b)|"
     r"unpack|boxes\b|moving\s+(?:day|van|truck|company)|packing\s+up|house\s*warming|"
     r"mudanza|mudan[cç]a|me\s+mud|nos\s+mud|se\s+mud"
 )
@@ -80,8 +95,12 @@ _EMPLOYER = (
     r"got\s+my\s+(?:\w+\s+)?badge|onboarding|probation|exit\s+interview|leaving\s+(?:do|drinks|party)|"
     r"accepted\s+(?:the|an|their)\s+offer|signed\s+(?:the|my)\s+contract|"
     r"employment\s+contract|let\s+(?:me|us)\s+go|made\s+redundant|sacked|fired|laid\s+off|"
-    r"resign|unemployed|between\s+jobs|out\s+of\s+work|"
-    r"(?:first|second|last)\s+(?:day|week|shift)\s+(?:at|of|in|with)\b|"
+    r"resign|unemployed|between\s+jobs|out\s+of\s+work|out\s+of\s+(?:retail|hospitality|teaching|"
+    r"nursing|academia|finance|consulting|law|tech|banking|corporate|the\s+rat\s+race)\b|"
+    r"(?:quit|left|ditched|leaving)\s+(?:the\s+|my\s+)?(?:corporate|office|day|desk|9-5)\b|"
+    r"(?:first|second|last)\s+(?:day|week|shift)\s+(?:at|of|in|with)\b|\bin-?house\b|"
+    r"no\s+longer\s+(?:at|with|working)\b|(?:agency|corporate|office|startup|retail|consulting|"
+    r"teaching|nursing|hospitality|big\s+tech|academic|freelance)\s+life\b|"
     r"leaving\s+(?:the|my)\s+(?:bank|company|firm|agency|startup|job|practice|hospital|"
     r"school|restaurant|cafe|store|shop|team)\b|"
     r"(?:old|former|previous|ex-?)\s+(?:team|job|company|employer|boss|manager|colleagues|"
@@ -94,16 +113,23 @@ _EMPLOYER = (
 )
 _EMPLOYER_NOUNS = (
     r"\bnotice\b|(?:job\s+)?offer\b|freelanc|self-?employed|work\s+for\s+myself|"
-    r"my\s+own\s+boss|contracting\b|\bi\s+(?:now\s+)?work\s+(?:at|for|in|nights|days|weekends)\b|"
+    r"my\s+own\s+boss|contracting\b|(?:run|running|opened|started|launched)\s+(?:my|our)\s+own\b|"
+    # A kind of place rather than its name: "at a bank these days", "office job now".
+    rf"\b(?:at|for|with)\s+(?:a|an)\s+(?:\w+\s+)?(?:{_WORKPLACE})\b|"
+    r"\b(?:office|desk|corporate|day|9-5|retail|warehouse)\s+job\b|"
+    r"\bi\s+(?:now\s+)?work\s+(?:at|for|in|nights|days|weekends)\b|"
     r"stay[\s-]at[\s-]home|full[\s-]time\s+(?:mum|mom|dad|parent)|standup|stand-up|"
     r"trabalho\s+(?:na|no|em|pra|para)\b|trabajo\s+(?:en|para)\b"
 )
 _TITLE = (
-    r"in\s+charge\s+of|heading\s+up|(?:took|taking|got|landed)\s+(?:a|the)\s+(?:\w+\s+){0,2}"
-    r"(?:job|role|position|title)\b|promot|bumped\s+(?:me\s+)?up|stepp(?:ed|ing)\s+up"
+    r"in\s+charge\s+of|heading\s+up|promot|bumped\s+(?:me\s+)?up|stepp(?:ed|ing)\s+up|"
+    r"(?:took|taking|got|landed)\s+(?:a|the)\s+(?:\w+\s+){0,2}(?:job|role|position|title)\b|"
+    r"\b(?:made|making)\s+me\s+(?:a\s+|an\s+|the\s+)?(?:\w+[\s-]+)?"
+    rf"(?:{_JOB}|level|lead|head|manager|senior|director|partner)\b"
 )
 _TITLE_NOUNS = (
-    rf"head\s+of|\bi\s+(?:now\s+)?work\s+as\b|\btitle\b|\brole\b|\bposition\b|"
+    rf"head\s+of|\bi\s+(?:now\s+)?work\s+as\b|\bjunior\b|mid-?level|\btrainee\b|apprentice|"
+    r"\btitle\b|\brole\b|\bposition\b|"
     rf"(?:senior|junior|lead|head|principal|staff)\s+(?:{_JOB})|"
     rf"(?:a|an|the)\s+(?:\w+\s+)?(?:{_JOB})\s+now\b|\b(?:{_JOB})\s+now\b|"
     rf"\b(?:been|became|become|becoming)\s+(?:a|an|the)\s+(?:\w+\s+){{0,2}}(?:{_JOB})\b"
@@ -126,7 +152,8 @@ _EDUCATION_NOUNS = (
     r"school|back\s+to\s+school|faculdade|universidad|\bmba\b|course\b|coursework|\bterm\b"
 )
 _PETS = (
-    r"adopt|rescue|rehom|put\s+(?:\w+\s+){0,2}down\b|rainbow\s+bridge|new\s+(?:family\s+)?member"
+    rf"adopt|rescue|rehom|{_RIP}|put\s+(?:\w+\s+){{0,2}}(?:down|to\s+sleep)\b|rainbow\s+bridge|"
+    r"new\s+(?:family\s+)?member"
 )
 _PETS_NOUNS = rf"\b(?:{_PET})\b|\bvet\b"
 _CONTACT_NOUNS = (
@@ -144,7 +171,8 @@ _PRONOUNS_NOUNS = (
 _PREFERRED_NOUNS = (
     r"call\s+me\s+(?-i:[A-Z])|(?:call|calling)\s+me\s+\w+\s+(?:now|instead|from\s+now|please)|"
     r"\bgo(?:ing)?\s+by\b|nickname|prefer\s+(?:to\s+be\s+called|\w+\s+over)|"
-    r"(?:just|only)\s+(?-i:[A-Z])\w+\s+(?:now|please|is\s+fine)"
+    r"(?:just|only)\s+(?-i:[A-Z])\w+\s+(?:now|please|is\s+fine)|"
+    r"\bit'?s\s+(?-i:[A-Z])\w+\s+(?:now|from\s+now|not\b)|\bbe\s+called\s+\w+"
 )
 _BIRTH = r"\bturn(?:ed|ing|s)?\s+\d+"
 _BIRTH_NOUNS = r"birthday|\bb-?day\b|\bdob\b|cumplea|anivers[aá]rio"
@@ -162,7 +190,7 @@ _RELATIONSHIP_NOUNS = (
 _CHILD_BORN = (
     r"(?<!\bi\swas\s)(?<!\bim\s)(?:(?<=\bwas\s)|(?<=\bwere\s)|(?<=\bis\s)|(?<=\bare\s)|"
     r"(?<=\bgot\s)|(?<=\bbeen\s)|(?<=\bjust\s))born\b|\bborn\s+(?:last|this|yesterday|today|"
-    r"early|at\s+\d|on\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day)"
+    r"early|at\s+\d|(?:on\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)day)"
 )
 _CHILDREN = (
     r"newborn|pregnan|became\s+(?:a\s+)?(?:mum|mom|dad|parents?|mother|father)|"
@@ -236,14 +264,17 @@ TALK = _compiled(
         "medications": _MEDICATION,
         "medical_conditions": _CONDITION,
         "work_arrangement": _ARRANGEMENT,
-        "team": r"reorg|moved\s+me\s+to|transferr?ed\s+to",
+        "team": r"reorg|moved\s+me\s+(?:over\s+|across\s+)?to|transferr?ed\s+to|"
+        r"(?:switched|changed|swapped|moved|switching|changing)\s+(?:teams|squads|departments|depts)\b",
         "plan": r"upgrad|downgrad",
         # A new number, not a new handset: "new phone case arrived".
         "phone": rf"{_NEW}\s+(?:(?:phone\s+|mobile\s+)?number|sim|digits)|n[uú]mero\s+nuevo",
         "email": rf"{_NEW}\s+e-?mail",
         "postal_address": rf"{_NEW}\s+(?:address|postcode|direcci[oó]n|endere[cç]o)",
         "name": _NAME,
-        "nationality": r"citizenship|naturali[sz]ed|sworn\s+in",
+        "nationality": r"citizenship|naturali[sz]ed|sworn\s+in|"
+        r"\b(?:a|an|now)\s+(?:\w+\s+)?citizen\b|"
+        r"passport\s+(?:came\s+)?through|got\s+my\s+(?:\w+\s+)?passport\s+(?:through|at\s+last)",
     }
 )
 # A slot's plain nouns, beyond the cue words: the clause must say that something changed.
@@ -268,7 +299,8 @@ NOUNS = _compiled(
         "team": r"\bteam\b(?!\s+(?:plan|tier|account|subscription|edition|licen[cs]e))|\bsquad\b|"
         r"department|\bdept\b",
         "plan": r"\bplan\b|\btier\b|subscription|\bpro\b|premium",
-        "phone": r"\bnumber\b|\bphone\b|\bmobile\b|\bcell\b|\bdigits\b|\bsim\b|n[uú]mero",
+        "phone": rf"\bnumber\b|(?<!\bon\s)\b(?:phone|mobile|cell)\b(?!{_HANDSET})|"
+        r"\bdigits\b|\bsim\b|n[uú]mero",
         "email": r"\be-?mail\b|\binbox\b|gmail|outlook|proton",
         "postal_address": r"\baddress\b|postcode|zip\s*code|direcci[oó]n|endere[cç]o|"
         r"c[oó]digo\s+postal|\bcep\b",
@@ -304,107 +336,52 @@ AFOOT = re.compile(
 LATELY = re.compile(
     r"\b(?:just|finally|recently|yesterday|last\s+(?:week|weekend|month|night|friday|monday|"
     r"tuesday|wednesday|thursday|saturday|sunday)|start|accepted|signed|handed|got|getting|"
-    r"over|ya|ayer|ontem|(?:is|are)\s+here|after\s+\d+\s+(?:yrs|years|months))\b",
+    r"over|ya|ayer|ontem|(?:is|are)\s+here|bye\s+bye|goodbye\s+to|farewell\s+to|"
+    r"after\s+\d+\s+(?:yrs|years|months))\b",
     _I,
 )
 
 # The clause says the same holds on, or again: "still at ucl", "renewed my passport"; a
 # "still" well into the clause is about something else ("…the new place still smells").
-SAME_AGAIN = re.compile(r"^(?:\S+\s+){0,2}still\b|\b(?:renew(?:ed|al|ing|s)?|extended)\b", _I)
+SAME_AGAIN = re.compile(
+    r"^(?:\S+\s+){0,2}still\b(?!\s+(?:getting\s+used|settling|adjusting|unpacking))|"
+    r"\b(?:renew(?:ed|al|ing|s)?|extended)\b",
+    _I,
+)
+
+# A handset, not a number: "new phone case arrived", "my phone died mid call".
+HANDSET = re.compile(
+    rf"\b(?:phone|mobile|cell)(?={_HANDSET})|\b(?:rip|r\.i\.p\.?|dropped|smashed|cracked|broke|lost)\s+"
+    r"my\s+(?:phone|mobile|cell)\b",
+    _I,
+)
 
 # A value of a slot that holds several is taken away or altered, not joined by another:
 # "doc upped my dose", "had to put our old dog down", "came off the pill".
 LESS = re.compile(
     r"\b(?:upped|lowered|increased|reduced|doubled|halved|tapered|tapering|weaned|"
-    r"came\s+off|coming\s+off|off\s+(?:the|my)|passed(?:\s+away)?|died|lost\s+(?:my|our)|"
-    r"rainbow\s+bridge|said\s+goodbye|put\s+(?:\w+\s+){0,2}down|rehomed|gave\s+up|stopped|no\s+more|"
+    r"came\s+off|coming\s+off|off\s+(?:the|my)|(?:took|taken|taking|takes)\s+me\s+off|"
+    rf"{_RIP}|passed(?:\s+away)?|died|lost\s+(?:my|our)|"
+    r"rainbow\s+bridge|said\s+goodbye|put\s+(?:\w+\s+){0,2}(?:down|to\s+sleep)|"
+    r"rehomed|gave\s+up|stopped|no\s+more|"
     r"grew\s+out\s+of|outgrew|outgrown|cured|in\s+remission|all\s+clear)\b",
     _I,
 )
 
-# The clause is set elsewhere than the speaker's home or life: a trip, a visit, a stay.
-ELSEWHERE = re.compile(
-    r"\b(?:trip|holiday|vacation|visiting|visit|for\s+the\s+(?:weekend|week|conference)|"
-    r"conference|offsite|off-site|away\s+day|for\s+the\s+(?:day|night|event|meeting|party|"
-    r"wedding|launch)|back\s+(?:on|next|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
-    r"flight|hotel|airbnb|landed|jet\s*lag(?:ged)?|dog-?sitting|pet-?sitting|house-?sitting|"
-    r"babysitting|someone's|"
-    # At someone's place, not moved to it ("moved back home to my mum's").
-    r"(?<!to\smy\s)(?<!into\smy\s)(?:friend|sister|brother|mum|mom|dad|neighbou?r|boss|"
-    r"partner|cousin)'s)\b",
+
+# The speaker named as one of a city's people: "we're londoners now", "a new yorker now".
+_FOLK = re.compile(
+    r"\b(?:i'm|im|i\s+am|we're|we\s+are|were|officially|proper|true|real|a|an)\s+"
+    r"(?:a\s+|an\s+|proper\s+|true\s+|real\s+)?((?:new\s+|san\s+|los\s+|st\.?\s+)?[a-z]{3,})"
+    r"(?:ers?|ians?|ites?|eans?)\b",
     _I,
 )
 
-# Someone near the speaker, whose changes are theirs: "my buddy just got hired at spotify".
-_PEOPLE = (
-    r"sister|brother|sis|bro|sibling|mom|mum|mother|dad|father|parents?|friend|buddy|mate|pal|"
-    r"bestie|bff|partner|husband|wife|hubby|boss|manager|colleague|coworker|co-worker|"
-    r"teammate|son|daughter|kids?|cousin|aunt|uncle|niece|nephew|grandma|grandpa|gran|nan|"
-    r"grandmother|grandfather|in-laws?|girlfriend|boyfriend|gf|bf|fianc[eé]e?|roommate|"
-    r"flatmate|housemate|neighbou?r|landlord|ex|sister-in-law|brother-in-law|family|folks|"
-    r"herman[oa]s?|madre|padre|amig[oa]s?|vecin[oa]|irm[aã]o?|m[aã]e|pai|vizinh[oa]"
-)
-# Someone at work or about, named by their role: "the new ceo loves the office".
-_ROLES = (
-    r"church|club|choir|band|charity|parish|gym|ceo|cto|cfo|founder|director|hire|intern|guy|"
-    r"girl|lady|man|woman|team\s+lead|recruiter"
-)
-# "my old colleagues sent me off": the people of a job left are the speaker's change.
-_LEFT_BEHIND = r"(?:old|former|ex-?)\s+(?:colleague|coworker|co-worker|boss|manager|teammate)"
-# "our little girl was born on tuesday": a child of the speaker's arriving is their change.
-_OWN_BIRTH = (
-    r"(?:my|our)\s+(?:little\s+|baby\s+|new\s+)?(?:girl|boy|son|daughter|baby|twins|kids?)\b"
-    r".*\b(?:born|arrived)\b"
-)
-SOMEONE = re.compile(
-    rf"^(?!(?:my|our)\s+{_LEFT_BEHIND})(?!{_OWN_BIRTH})"
-    rf"(?:(?:my|our|his|her|their|a|mi|mis|meu|minha|meus)\s+(?:best\s+|old\s+|little\s+|"
-    rf"big\s+|older\s+|younger\s+)?(?:{_PEOPLE}|{_ROLES})(?:s|'s|s')?|(?:he|she)(?:'s)?|"
-    rf"the\s+(?:new\s+|old\s+)?(?:{_PEOPLE}|{_ROLES})(?:s|'s|s')?)(?!\w)"
-    r"(?!\s+and\s+(?:i|me)\b)",
-    _I,
-)
 
-# The clause dates itself before a change, so what it says held then: "my uk number before
-# i moved was …", "took my husband's when we married", "back when i lived in york".
-PAST_ONLY = re.compile(
-    r"\b(?:before|when|until|till|back\s+when)\s+(?:i|we)\s+(?:was|were|had|left|met|"
-    r"got|\w+ed)\b|"
-    r"\bback\s+then\b|\bat\s+the\s+time\b|\bmaiden\b|\bin\s+my\s+(?:twenties|teens|old)\b",
-    _I,
-)
-
-# The turn reminds of what was said, it tells nothing new: "remember i cant have peanuts".
-RESTATING = re.compile(
-    r"^\W*(?:remember|reminder|just\s+a\s+reminder|as\s+(?:i|we)\s+(?:said|mentioned|told\s+you)|"
-    r"like\s+i\s+(?:said|told\s+you|mentioned)|as\s+you\s+know|as\s+i've\s+said)\b",
-    _I,
-)
-
-# Another service's plan, bill or card: "finally paid for spotify premium".
-SERVICE_SLOTS = frozenset({"plan", "billing_cycle", "payment_method"})
-OTHER_SERVICE = re.compile(
-    r"\b(?:spotify|netflix|youtube|disney|hulu|hbo|max|prime|amazon|apple\s+(?:music|tv|one)|"
-    r"icloud|dropbox|google\s+(?:one|drive)|chatgpt|openai|duolingo|gym|phone\s+plan|data\s+plan|"
-    r"mobile\s+plan|broadband|internet|insurance|mortgage|rent|patreon|substack|xbox|playstation|"
-    r"ps\s*plus|nintendo|steam|adobe|office\s+365|microsoft|notion|slack|zoom|audible|kindle|"
-    r"uber|deliveroo|doordash|peloton|strava|headspace|calm)\b",
-    _I,
-)
-
-# A clause that opens on the speaker's partner, doing what only a couple does: the
-# speaker's own relationship is in view ("my girlfriend moved in with me").
-PARTNER = re.compile(
-    r"^(?:my|our)\s+(?:new\s+)?(?:girlfriend|boyfriend|gf|bf|partner|husband|wife|hubby|"
-    r"fianc[eé]e?|novi[oa]|namorad[oa])\b(?=.*\b(?:moved\s+in|proposed|popped\s+the\s+question|"
-    r"left\s+me|dumped\s+me|broke\s+up|asked\s+me\s+out|said\s+yes|and\s+i\s+(?:got|are|split))\b)",
-    _I,
-)
-
-# A request phrased as a question is a statement of what the speaker wants from now on:
-# "could you use she/her for me from now on?"; what follows the opening is read.
-REQUEST = re.compile(
-    r"^\W*(?:(?:could|can|would|will)\s+(?:you|u)\s+|pls\s+|please\s+)(?:please\s+|pls\s+)?"
-    r"(?=(?:use|call|address|refer\s+to|email|e-mail|text|message|contact|reach|ping|dm)\b)",
-    _I,
-)
+def townsfolk(text: str) -> bool:
+    """Whether the clause calls the speaker one of a city's people, the city taken from
+    the word by its own name (London from "londoner", Boston from "bostonian")."""
+    return any(
+        city_by_name(town) is not None or city_by_name(f"{town} city") is not None
+        for town in (m.group(1) for m in _FOLK.finditer(text))
+    )

@@ -31,21 +31,32 @@ from slotwise.processors.rules.clauses import NEGATION, Clause
 from slotwise.processors.rules.gazetteer import city
 from slotwise.processors.rules.slot_talk import (
     AFOOT,
-    ELSEWHERE,
+    HANDSET,
     LATELY,
     LESS,
     NOUNS,
+    SAME_AGAIN,
+    TALK,
+    townsfolk,
+)
+from slotwise.processors.rules.swaps import Swap, read_swap
+from slotwise.processors.rules.talk_guards import (
+    CARD_TROUBLE,
+    DONE_TO_ME,
+    ELSEWHERE,
+    NUMBER,
     OTHER_SERVICE,
     PARTNER,
     PAST_ONLY,
     REQUEST,
     RESTATING,
-    SAME_AGAIN,
     SERVICE_SLOTS,
+    SO_FAR,
     SOMEONE,
-    TALK,
+    THEIRS,
+    THESE_DAYS,
+    WORK_MOVE,
 )
-from slotwise.processors.rules.swaps import Swap, read_swap
 from slotwise.topics.records import CandidateFact, Observation
 
 __all__ = ["CUES", "MANY", "MARKER", "NOT_NOW", "OTHER", "Placer", "unsure_questions"]
@@ -153,7 +164,7 @@ OTHER = re.compile(
 # Words that make the clause about the past, someone's plan, or a question.
 NOT_NOW = re.compile(
     r"\b(?:if|would|might|maybe|thinking\s+about|considering|planning|hope|wish|when\s+i\s+was|"
-    r"used\s+to|as\s+a\s+kid|years?\s+ago)\b|\?",
+    r"(?<!getting\s)(?<!\bget\s)(?<!\bgot\s)used\s+to|as\s+a\s+kid|years?\s+ago)\b|\?",
     _I,
 )
 # A correction, a denial, or a value left behind: what it changes is found by the held value
@@ -220,9 +231,7 @@ def unsure_questions(
         # The value cues need a plain change marker, as the value readers use them; a slot's
         # nouns need the clause to say that something changed; the words that come with a
         # change need only a clause dated to lately.
-        cues = list(CUES.items()) if marked else []
-        nouns = list(NOUNS.items()) if afoot else []
-        named = list(dict.fromkeys(a for a, w in [*cues, *nouns, *TALK.items()] if w.search(text)))
+        named = _named(text, marked=marked, afoot=afoot)
         if not named and marked:
             unnamed.append(text)  # for the classifier, where the change is plain
         for attribute in named:
@@ -257,6 +266,18 @@ def unsure_questions(
     return asked
 
 
+def _named(text: str, *, marked: bool, afoot: bool) -> list[str]:
+    """The slots the clause names, by the words each kind of change marker admits."""
+    cues = list(CUES.items()) if marked else []
+    nouns = list(NOUNS.items()) if afoot else []
+    named = list(dict.fromkeys(a for a, w in [*cues, *nouns, *TALK.items()] if w.search(text)))
+    if afoot and "home_city" not in named and townsfolk(text):
+        named.append("home_city")
+    if named and SO_FAR.search(text) and not _changed_beyond_lately(text):
+        return []  # "my commute is brutal these days": how it goes, not what changed
+    return named
+
+
 def _requests(observation: Observation) -> list[Clause]:
     """The sentences that ask the assistant to treat the speaker some way from now on,
     without their question form ("could you use she/her for me from now on?")."""
@@ -274,13 +295,33 @@ def _about_own(attribute: str, text: str, *, marked: bool) -> bool:
     (``marked``); another service's plan or bill is not theirs with us."""
     if attribute in MANY and (_ANOTHER.search(text) or not marked):
         return False
+    if attribute == "phone" and HANDSET.search(text) and not NUMBER.search(text):
+        return False
+    if attribute == "payment_method" and CARD_TROUBLE.search(text):
+        return False  # a card lost or stolen is replaced by a card
+    if attribute == "home_city" and WORK_MOVE.search(text):
+        return _names_home(WORK_MOVE.sub(" ", text))
     return not (attribute in SERVICE_SLOTS and OTHER_SERVICE.search(text))
+
+
+def _names_home(text: str) -> bool:
+    """Whether the clause names a home by any words of the slot's."""
+    return any(w.search(text) for w in (CUES["home_city"], NOUNS["home_city"], TALK["home_city"]))
+
+
+def _changed_beyond_lately(text: str) -> bool:
+    """Whether the clause says a change once its "these days" is taken away."""
+    rest = THESE_DAYS.sub(" ", text)
+    return any(words.search(rest) for words in (MARKER, AFOOT, LESS, NEGATION, *TALK.values()))
 
 
 def _someone_else(text: str) -> bool:
     """The clause opens on someone else; "graduation was yesterday" opens on an event of
-    a slot's own, not on a person named in lower case."""
-    if SOMEONE.match(text):
+    a slot's own, not on a person named in lower case; "they moved me to growth" is done
+    to the speaker."""
+    if DONE_TO_ME.match(text):
+        return False
+    if SOMEONE.match(text) or THEIRS.search(text):
         return True
     if not OTHER.match(text):
         return False

@@ -19,18 +19,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from slotwise.processors.rules.gazetteer import city_by_name
+from slotwise.processors.rules.talk_guards import HANDSET_WORDS
 from slotwise.processors.rules.words import JOB_HEADS, LANGUAGES, SPECIES
 
 __all__ = [
     "AFOOT",
-    "HANDSET",
     "LATELY",
     "LESS",
     "NOUNS",
     "SAME_AGAIN",
     "TALK",
-    "townsfolk",
 ]
 
 _I = re.IGNORECASE
@@ -46,11 +44,6 @@ _LANGUAGE = _alternation(LANGUAGES)
 _PET = _alternation(SPECIES) + r"|fur\s*baby|perr[oa]|gat[oa]|cachorr[oa]"
 _JOB = _alternation(JOB_HEADS | {"head", "deputy", "chief", "dev", "swe", "eng", "sde"})
 _NEW = r"(?:new|nuev[oa]|nov[oa])"
-# What a handset or an app has, not a number: "new phone case", "my phone died", "mobile team".
-_HANDSET = (
-    r"\s+(?:case|cover|screen|charger|battery|died|broke|dies|app|apps|team|squad|dev|game|games|"
-    r"site|version|banking|data|plan|bill|contract|upgrade|is\s+(?:dead|dying|broken|cracked))\b"
-)
 # A death told by a name, "RIP biscuit", not "RIP to my mug" nor "RIP grandma".
 _RIP = (
     r"\br\.?i\.?p\.?\s+(?!(?:to|in|my|the|our|this|that|me|it|your|his|her|their|mr|mrs|ms|dr|"
@@ -70,7 +63,8 @@ _HOME = (
     # Sent to another place, not to another floor of the same one.
     r"(?:transferr?ed|relocated|posted|seconded)\s+to\b(?!\s+(?:the\s+|a\s+|our\s+)?(?:new\s+)?"
     r"(?:\w+\s+)?(?:building|floor|room|desk|team|department|dept|squad|project|account)\b)|"
-    r"\b(?:we|i)(?:'ve|\s+have)?\s+(?:\w+\s+)?relocated\b|(?:since|after)\s+(?:the|our|my)\s+"
+    r"\b(?:we|i)(?:'ve|\s+have)?\s+(?:\w+\s+)?relocated\b|(?:gave|give|giving|handed\s+in|served)\s+"
+    r"(?:our\s+|my\s+)?notice\s+on\s+(?:the|our|my)\b|(?:since|after)\s+(?:the|our|my)\s+"
     r"(?:big\s+)?move\b|keys\s+to\s+(?:the|my|our)\b|"
     r"closed\s+on\s+(?:the|a|our|my)\s+(?:\w+\s+)?(?:house|flat|"
     r"place|apartment|condo|home)\b|"
@@ -99,8 +93,11 @@ _EMPLOYER = (
     r"nursing|academia|finance|consulting|law|tech|banking|corporate|the\s+rat\s+race)\b|"
     r"(?:quit|left|ditched|leaving)\s+(?:the\s+|my\s+)?(?:corporate|office|day|desk|9-5)\b|"
     r"(?:first|second|last)\s+(?:day|week|shift)\s+(?:at|of|in|with)\b|\bin-?house\b|"
-    r"no\s+longer\s+(?:at|with|working)\b|(?:agency|corporate|office|startup|retail|consulting|"
-    r"teaching|nursing|hospitality|big\s+tech|academic|freelance)\s+life\b|"
+    r"no\s+longer\s+(?:at|with|working)\b|\btook\s+me\s+on\b|\btaken\s+on\b|\bhired\s+me\b|"
+    r"\bsa[ií]\s+d[ao]\s+(?:empresa|emprego|firma|ag[eê]ncia|banco)|dej[eé]\s+(?:el|la|mi)\s+(?:trabajo|"
+    r"empresa|curro)|renunci[eé]|pedi\s+(?:demiss[aã]o|as\s+contas)|me\s+despidieron|fui\s+demitid|(?:agency|corporate|office|startup|retail|consulting|"
+    r"teaching|nursing|hospitality|big\s+tech|academic|freelance|locum|contractor|temp|agency)\s+"
+    r"life\b|"
     r"leaving\s+(?:the|my)\s+(?:bank|company|firm|agency|startup|job|practice|hospital|"
     r"school|restaurant|cafe|store|shop|team)\b|"
     r"(?:old|former|previous|ex-?)\s+(?:team|job|company|employer|boss|manager|colleagues|"
@@ -129,7 +126,9 @@ _TITLE = (
 )
 _TITLE_NOUNS = (
     rf"head\s+of|\bi\s+(?:now\s+)?work\s+as\b|\bjunior\b|mid-?level|\btrainee\b|apprentice|"
-    r"\btitle\b|\brole\b|\bposition\b|"
+    r"\btitle\b|\brole\b|\bposition\b|\b(?:soy|sou)\s+(?:(?:el|la|o|a|un|una|um|uma)\s+)?(?:gerente|"
+    r"diret[oa]r?|director[a]?|jef[ea]|coordena|coordina|engenheir|ingenier|analista|desarrollador|"
+    r"desenvolvedor|enfermeir|enfermer|profesor|professor|m[eé]dic|abogad|advogad)|"
     rf"(?:senior|junior|lead|head|principal|staff)\s+(?:{_JOB})|"
     rf"(?:a|an|the)\s+(?:\w+\s+)?(?:{_JOB})\s+now\b|\b(?:{_JOB})\s+now\b|"
     rf"\b(?:been|became|become|becoming)\s+(?:a|an|the)\s+(?:\w+\s+){{0,2}}(?:{_JOB})\b"
@@ -184,7 +183,8 @@ _RELATIONSHIP = (
 )
 _RELATIONSHIP_NOUNS = (
     r"married|wedding|husband|wife|fianc|engaged|single\b|dating|seeing\s+someone|widow|"
-    r"partner\b|\btogether\b|girlfriend|boyfriend|\bgf\b|\bbf\b|novi[oa]|namorad|casad"
+    r"partner\b|\btogether\b|girlfriend|boyfriend|\bgf\b|\bbf\b|novi[oa]|namorad|casad|"
+    r"solter[oa]|solteir[oa]"
 )
 # A child born, not the speaker's own birth: "born in valparaíso", "i was born in 1990".
 _CHILD_BORN = (
@@ -196,7 +196,9 @@ _CHILDREN = (
     r"newborn|pregnan|became\s+(?:a\s+)?(?:mum|mom|dad|parents?|mother|father)|"
     r"(?:mum|mom|dad|parent)\s+of\s+(?:one|two|three|\d)|"
     r"(?:i'm|im|i\s+am|we're|we\s+are)\s+(?:a\s+)?(?:mum|mom|dad|mother|father|parents?)\b|"
-    r"empty\s+nest|baby\s+(?:#|no\.?\s*|number\s+)\w+"
+    r"empty\s+nest|baby\s+(?:#|no\.?\s*|number\s+)\w+|"
+    r"\b(?:we|i)(?:'ve|\s+have|\s+just)?\s+(?:had|welcomed)\s+(?:a|our)\s+(?:little\s+|baby\s+|"
+    r"beautiful\s+|healthy\s+)?(?:boy|girl|son|daughter|baby)\b"
 )
 _CHILDREN_NOUNS = (
     rf"\bbaby\b|{_CHILD_BORN}|\btwins\b|\bkids?\b|children|\bson\b|daughter|little\s+one|beb[eê]|"
@@ -227,7 +229,7 @@ _MEDICATION = (
     r"upped|lowered|increased|reduced|changed|switched|stopped)\s+my\b"
 )
 _MEDICATION_NOUNS = (
-    r"\bmeds\b|medication|\bpills?\b|tablets?\b|\bdose\b|dosage|\bmg\b|prescri|inhaler"
+    r"\bmeds\b|medication|\bpills?\b|tablets?\b|\bdose\b|dosage|(?:\b|\d)mg\b|prescri|inhaler"
 )
 _CONDITION = r"diagnos|tested\s+positive|in\s+remission|all\s+clear|turns\s+out\s+i\s+have"
 _ARRANGEMENT = (
@@ -235,8 +237,9 @@ _ARRANGEMENT = (
     r"sofa|couch)|desk\s+at|hot\s*desk"
 )
 _ARRANGEMENT_NOUNS = (
-    r"\bremote\b|office\b|\bhybrid\b|\bwfh\b|from\s+home|days\s+(?:a|per)\s+week|co-?working|"
-    r"in-office|on-?site"
+    r"\bremot(?:e|ely|ley|ly)\b|office\b|\bhybrid\b|\bwfh\b|from\s+home|days\s+(?:a|per)\s+week|"
+    r"co-?working|in-office|on-?site|desde\s+casa|de\s+casa|\bremot[oa]\b|h[ií]brid[oa]|oficina|"
+    r"escrit[oó]rio|presencial|home\s*office"
 )
 _NAME = (
     r"legal(?:ly)?\s+(?:changed|mine|now)|changed\s+it\s+legally|deed\s+poll|name\s+change|"
@@ -270,7 +273,8 @@ TALK = _compiled(
         # A new number, not a new handset: "new phone case arrived".
         "phone": rf"{_NEW}\s+(?:(?:phone\s+|mobile\s+)?number|sim|digits)|n[uú]mero\s+nuevo",
         "email": rf"{_NEW}\s+e-?mail",
-        "postal_address": rf"{_NEW}\s+(?:address|postcode|direcci[oó]n|endere[cç]o)",
+        "postal_address": rf"{_NEW}\s+(?:ad+res+|postcode|direcci[oó]n|endere[cç]o)|"
+        r"\bad+res+\s+(?:\w+\s+){0,4}(?:is|'s)\s+(?:old|out\s+of\s+date|outdated)\b",
         "name": _NAME,
         "nationality": r"citizenship|naturali[sz]ed|sworn\s+in|"
         r"\b(?:a|an|now)\s+(?:\w+\s+)?citizen\b|"
@@ -299,10 +303,10 @@ NOUNS = _compiled(
         "team": r"\bteam\b(?!\s+(?:plan|tier|account|subscription|edition|licen[cs]e))|\bsquad\b|"
         r"department|\bdept\b",
         "plan": r"\bplan\b|\btier\b|subscription|\bpro\b|premium",
-        "phone": rf"\bnumber\b|(?<!\bon\s)\b(?:phone|mobile|cell)\b(?!{_HANDSET})|"
+        "phone": rf"\bnumber\b|(?<!\bon\s)\b(?:phone|mobile|cell)\b(?!{HANDSET_WORDS})|"
         r"\bdigits\b|\bsim\b|n[uú]mero",
         "email": r"\be-?mail\b|\binbox\b|gmail|outlook|proton",
-        "postal_address": r"\baddress\b|postcode|zip\s*code|direcci[oó]n|endere[cç]o|"
+        "postal_address": r"\bad+res+\b|postcode|zip\s*code|direcci[oó]n|endere[cç]o|"
         r"c[oó]digo\s+postal|\bcep\b",
         "allergies": r"allerg|intoleran|epipen|anaphyla",
         "nationality": r"passport|nationality",
@@ -319,7 +323,7 @@ AFOOT = re.compile(
     r"began|switched|swapped|moved|upped|lowered|increased|reduced|off\s+the|"
     r"anymore|any\s+more|no\s+longer|these\s+days|nowadays|lately|instead|"
     r"is\s+done|(?:is|are|'s)\s+over|last\s+(?:day|shift)\s+(?:at|with)|"
-    r"went\s+through|ended|agora|ahora|"
+    r"went\s+through|ended|agora|ahora|otra\s+vez|de\s+nuevo|de\s+novo|outra\s+vez|"
     # Events that are changes in themselves.
     r"(?:eat(?:ing)?|drink(?:ing)?|back\s+(?:on|to)|single|smoking)\s+(?:\w+\s+)?again|"
     r"let\s+(?:me|us)\s+go|redundant|fired|sacked|laid\s+off|resigned|promoted|graduated|"
@@ -327,6 +331,7 @@ AFOOT = re.compile(
     rf"{_CHILD_BORN}|"
     r"unpacked|settled|weaned|tapered|bumped|eloped|poached|headhunted|called\s+it\s+quits|"
     r"wrapped\s+up|(?:took|landed)\s+a\s+(?:new\s+)?(?:job|role|position)|"
+    r"(?:gave|handed\s+in)\s+(?:\w+\s+)?notice|"
     r"put\s+me\s+in\s+charge|transferr?ed|relocated|acquired|layoffs?|onto\s+the\s+next)\b",
     _I,
 )
@@ -337,7 +342,8 @@ LATELY = re.compile(
     r"\b(?:just|finally|recently|yesterday|last\s+(?:week|weekend|month|night|friday|monday|"
     r"tuesday|wednesday|thursday|saturday|sunday)|start|accepted|signed|handed|got|getting|"
     r"over|ya|ayer|ontem|(?:is|are)\s+here|bye\s+bye|goodbye\s+to|farewell\s+to|"
-    r"after\s+\d+\s+(?:yrs|years|months))\b",
+    r"after\s+\d+\s+(?:yrs|years|months)|semana\s+pas+ada|mes\s+pasado|m[eê]s\s+passado|"
+    r"out\s+of\s+date|outdated|(?:is|'s)\s+old)\b",
     _I,
 )
 
@@ -346,13 +352,6 @@ LATELY = re.compile(
 SAME_AGAIN = re.compile(
     r"^(?:\S+\s+){0,2}still\b(?!\s+(?:getting\s+used|settling|adjusting|unpacking))|"
     r"\b(?:renew(?:ed|al|ing|s)?|extended)\b",
-    _I,
-)
-
-# A handset, not a number: "new phone case arrived", "my phone died mid call".
-HANDSET = re.compile(
-    rf"\b(?:phone|mobile|cell)(?={_HANDSET})|\b(?:rip|r\.i\.p\.?|dropped|smashed|cracked|broke|lost)\s+"
-    r"my\s+(?:phone|mobile|cell)\b",
     _I,
 )
 
@@ -367,21 +366,3 @@ LESS = re.compile(
     r"grew\s+out\s+of|outgrew|outgrown|cured|in\s+remission|all\s+clear)\b",
     _I,
 )
-
-
-# The speaker named as one of a city's people: "we're londoners now", "a new yorker now".
-_FOLK = re.compile(
-    r"\b(?:i'm|im|i\s+am|we're|we\s+are|were|officially|proper|true|real|a|an)\s+"
-    r"(?:a\s+|an\s+|proper\s+|true\s+|real\s+)?((?:new\s+|san\s+|los\s+|st\.?\s+)?[a-z]{3,})"
-    r"(?:ers?|ians?|ites?|eans?)\b",
-    _I,
-)
-
-
-def townsfolk(text: str) -> bool:
-    """Whether the clause calls the speaker one of a city's people, the city taken from
-    the word by its own name (London from "londoner", Boston from "bostonian")."""
-    return any(
-        city_by_name(town) is not None or city_by_name(f"{town} city") is not None
-        for town in (m.group(1) for m in _FOLK.finditer(text))
-    )

@@ -12,21 +12,21 @@ from __future__ import annotations
 import re
 
 __all__ = [
-    "CARD_TROUBLE",
     "DONE_TO_ME",
     "ELSEWHERE",
-    "NUMBER",
+    "HANDSET_WORDS",
+    "MISNAMED",
     "OTHER_SERVICE",
     "PARTNER",
     "PAST_ONLY",
     "REQUEST",
     "RESTATING",
+    "ROUTINE",
     "SERVICE_SLOTS",
     "SOMEONE",
     "SO_FAR",
     "THEIRS",
     "THESE_DAYS",
-    "WORK_MOVE",
 ]
 
 _I = re.IGNORECASE
@@ -148,26 +148,66 @@ SO_FAR = re.compile(
     r"(?:so\s+|really\s+|pretty\s+|kinda\s+|"
     r"way\s+too\s+|a\s+bit\s+|super\s+|honestly\s+|absolutely\s+)?(?:brutal|awful|great|amazing|"
     r"terrible|rough|fine|ok|okay|good|bad|nice|hell|crazy|insane|busy|quiet|chaotic|boring|long|"
-    r"hard|tough|annoying|lovely|chill|killing\s+me|a\s+nightmare|a\s+dream|grim|mad|wild)\b",
+    r"hard|tough|annoying|lovely|chill|killing\s+me|a\s+nightmare|a\s+dream|grim|mad|wild|slow|"
+    r"laggy|glitchy|buggy|clingy|needy|naughty|full)\b",
+    _I,
+)
+
+# A habit on some days of the week, not a standing state: "no como carne los lunes".
+ROUTINE = re.compile(
+    r"\b(?:on|los|las|às|aos|nas)\s+(?:mon|tues|wednes|thurs|fri|satur|sun)days\b|"
+    r"\b(?:los|las)\s+(?:lunes|martes|mi[eé]rcoles|jueves|viernes|s[aá]bados|domingos)\b|"
+    r"\b(?:às|nas)\s+(?:segundas|ter[cç]as|quartas|quintas|sextas|s[aá]bados|domingos)\b|"
+    r"\b(?:on|at)\s+weekends\b|\bweekdays\b",
     _I,
 )
 
 # The words that date a state to the present without saying it changed.
 THESE_DAYS = re.compile(r"\b(?:these\s+days|nowadays|lately)\b", _I)
 
+# What a handset or an app has, not a number: "new phone case", "my phone died", "mobile team".
+HANDSET_WORDS = (
+    r"\s+(?:case|cover|screen|charger|battery|died|broke|dies|app|apps|team|squad|dev|game|games|"
+    r"site|version|banking|data|plan|bill|contract|upgrade|is\s+(?:dead|dying|broken|cracked))\b"
+)
+# A handset, not a number: "new phone case arrived", "my phone died mid call".
+_HANDSET = re.compile(
+    rf"\b(?:phone|mobile|cell)(?={HANDSET_WORDS})|\b(?:rip|r\.i\.p\.?|dropped|smashed|cracked|broke|lost)\s+"
+    r"my\s+(?:phone|mobile|cell)\b",
+    _I,
+)
+
 # A card replaced, not a way of paying changed: "my card got stolen, cancelled it".
-CARD_TROUBLE = re.compile(
+_CARD_TROUBLE = re.compile(
     r"\bcard\b.*\b(?:stolen|lost|declined|blocked|frozen|hacked|skimmed|cloned|cancell?ed\s+it)\b"
     r"(?!.*\b(?:paypal|invoice|direct\s+debit|bank\s+transfer|instead)\b)",
     _I,
 )
 
 # A move of work, not of home: "moved in-house", "moved teams".
-WORK_MOVE = re.compile(
+_WORK_MOVE = re.compile(
     r"\bmov(?:ed|ing|e)\s+(?:in-?house|jobs|teams|roles|companies|departments|squads|agencies|"
     r"careers|over\s+to\s+(?:the\s+)?\w+\s+(?:team|squad))\b",
     _I,
 )
 
-# What a phone number is called, beside talk of the handset.
-NUMBER = re.compile(r"\b(?:number|digits|sim|n[uú]mero)\b", _I)
+# A venue, not a home: "the new place down the road does amazing tacos".
+_VENUE = re.compile(
+    r"\bnew\s+place\s+(?:down|round|around|across|that\s+opened|which|on\s+\w+\s+st|opened|does|"
+    r"serves|has\s+(?:great|amazing|good|the\s+best))\b",
+    _I,
+)
+# Notice given on a flat or to a cleaner, not on a job: "gave notice on the flat".
+_NOTICE_ELSEWHERE = re.compile(
+    r"\bnotice\s+(?:on|to)\s+(?:the|my|our)\s+(?!(?:job|boss|manager|employer|company|work|firm)\b)"
+    r"\w+",
+    _I,
+)
+# Per slot, the phrases whose words look like the slot's but name something else; the
+# clause speaks about the slot only if it names it once they are taken away.
+MISNAMED = {
+    "phone": _HANDSET,
+    "payment_method": _CARD_TROUBLE,
+    "home_city": re.compile(f"{_WORK_MOVE.pattern}|{_VENUE.pattern}", _I),
+    "employer": _NOTICE_ELSEWHERE,
+}

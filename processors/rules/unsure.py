@@ -31,32 +31,30 @@ from slotwise.processors.rules.clauses import NEGATION, Clause
 from slotwise.processors.rules.gazetteer import city
 from slotwise.processors.rules.slot_talk import (
     AFOOT,
-    HANDSET,
     LATELY,
     LESS,
     NOUNS,
     SAME_AGAIN,
     TALK,
-    townsfolk,
 )
 from slotwise.processors.rules.swaps import Swap, read_swap
 from slotwise.processors.rules.talk_guards import (
-    CARD_TROUBLE,
     DONE_TO_ME,
     ELSEWHERE,
-    NUMBER,
+    MISNAMED,
     OTHER_SERVICE,
     PARTNER,
     PAST_ONLY,
     REQUEST,
     RESTATING,
+    ROUTINE,
     SERVICE_SLOTS,
     SO_FAR,
     SOMEONE,
     THEIRS,
     THESE_DAYS,
-    WORK_MOVE,
 )
+from slotwise.processors.rules.town_talk import left_town, townsfolk
 from slotwise.topics.records import CandidateFact, Observation
 
 __all__ = ["CUES", "MANY", "MARKER", "NOT_NOW", "OTHER", "Placer", "unsure_questions"]
@@ -221,7 +219,8 @@ def unsure_questions(
             or ELSEWHERE.search(text)
         ):
             continue
-        negated = bool(NEGATION.search(text))
+        # "no como carne los lunes": a habit on some days denies no standing state.
+        negated = bool(NEGATION.search(text)) and not ROUTINE.search(text)
         if SAME_AGAIN.search(text) and not negated:
             continue  # "still at ucl", "renewed the lease": the same holds on
         marked = bool(MARKER.search(text) or negated or LESS.search(text))
@@ -271,7 +270,7 @@ def _named(text: str, *, marked: bool, afoot: bool) -> list[str]:
     cues = list(CUES.items()) if marked else []
     nouns = list(NOUNS.items()) if afoot else []
     named = list(dict.fromkeys(a for a, w in [*cues, *nouns, *TALK.items()] if w.search(text)))
-    if afoot and "home_city" not in named and townsfolk(text):
+    if "home_city" not in named and ((afoot and townsfolk(text)) or left_town(text)):
         named.append("home_city")
     if named and SO_FAR.search(text) and not _changed_beyond_lately(text):
         return []  # "my commute is brutal these days": how it goes, not what changed
@@ -295,18 +294,15 @@ def _about_own(attribute: str, text: str, *, marked: bool) -> bool:
     (``marked``); another service's plan or bill is not theirs with us."""
     if attribute in MANY and (_ANOTHER.search(text) or not marked):
         return False
-    if attribute == "phone" and HANDSET.search(text) and not NUMBER.search(text):
-        return False
-    if attribute == "payment_method" and CARD_TROUBLE.search(text):
-        return False  # a card lost or stolen is replaced by a card
-    if attribute == "home_city" and WORK_MOVE.search(text):
-        return _names_home(WORK_MOVE.sub(" ", text))
+    misnamed = MISNAMED.get(attribute)
+    if misnamed is not None and misnamed.search(text):
+        # "new phone case", "moved in-house", "notice on the flat": the slot's words
+        # name something else; the rest of the clause must name the slot.
+        rest = misnamed.sub(" ", text)
+        families = (CUES, NOUNS, TALK)
+        if not any(f[attribute].search(rest) for f in families if attribute in f):
+            return False
     return not (attribute in SERVICE_SLOTS and OTHER_SERVICE.search(text))
-
-
-def _names_home(text: str) -> bool:
-    """Whether the clause names a home by any words of the slot's."""
-    return any(w.search(text) for w in (CUES["home_city"], NOUNS["home_city"], TALK["home_city"]))
 
 
 def _changed_beyond_lately(text: str) -> bool:

@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable
 
 from slotwise.processors.rules.talk_guards import HANDSET_WORDS
-from slotwise.processors.rules.words import JOB_HEADS, LANGUAGES, SPECIES
+from slotwise.processors.rules.words import DEMONYMS, JOB_HEADS, LANGUAGES, SPECIES
 
 __all__ = [
     "AFOOT",
@@ -41,9 +41,15 @@ def _alternation(words: Iterable[str]) -> str:
 
 
 _LANGUAGE = _alternation(LANGUAGES)
+_DEMONYM = _alternation(DEMONYMS)
 _PET = _alternation(SPECIES) + r"|fur\s*baby|perr[oa]|gat[oa]|cachorr[oa]"
 _JOB = _alternation(JOB_HEADS | {"head", "deputy", "chief", "dev", "swe", "eng", "sde"})
 _NEW = r"(?:new|nuev[oa]|nov[oa])"
+# The parts of a company a career moves between: "moved from marketing into product".
+_FUNCTION = (
+    r"marketing|sales|product|engineering|design|finance|ops|operations|support|hr|legal|data|"
+    r"research|management|ux|consulting|teaching|nursing|tech"
+)
 # A death told by a name, "RIP biscuit", not "RIP to my mug" nor "RIP grandma".
 _RIP = (
     r"\br\.?i\.?p\.?\s+(?!(?:to|in|my|the|our|this|that|me|it|your|his|her|their|mr|mrs|ms|dr|"
@@ -94,6 +100,9 @@ _EMPLOYER = (
     r"(?:quit|left|ditched|leaving)\s+(?:the\s+|my\s+)?(?:corporate|office|day|desk|9-5)\b|"
     r"(?:first|second|last)\s+(?:day|week|shift)\s+(?:at|of|in|with)\b|\bin-?house\b|"
     r"no\s+longer\s+(?:at|with|working)\b|\btook\s+me\s+on\b|\btaken\s+on\b|\bhired\s+me\b|"
+    r"\bmud(?:ei|amos)\s+de\s+(?:emprego|trabalho)|cambi[eé]\s+de\s+(?:trabajo|empleo|curro)|"
+    r"redundancy|contract\s+(?:wasn't|was\s+not|isn't|not)\s+(?:renewed|extended)|"
+    r"between\s+(?:things|gigs|roles|contracts)|"
     r"\bsa[ií]\s+d[ao]\s+(?:empresa|emprego|firma|ag[eê]ncia|banco)|dej[eé]\s+(?:el|la|mi)\s+(?:trabajo|"
     r"empresa|curro)|renunci[eé]|pedi\s+(?:demiss[aã]o|as\s+contas)|me\s+despidieron|fui\s+demitid|(?:agency|corporate|office|startup|retail|consulting|"
     r"teaching|nursing|hospitality|big\s+tech|academic|freelance|locum|contractor|temp|agency)\s+"
@@ -110,15 +119,17 @@ _EMPLOYER = (
 )
 _EMPLOYER_NOUNS = (
     r"\bnotice\b|(?:job\s+)?offer\b|freelanc|self-?employed|work\s+for\s+myself|"
-    r"my\s+own\s+boss|contracting\b|(?:run|running|opened|started|launched)\s+(?:my|our)\s+own\b|"
+    r"my\s+own\s+boss|contracting\b|(?:run|running|open(?:ed|ing)?|start(?:ed|ing)?|launch(?:ed|ing)?)\s+(?:my|our)\s+own\b|"
     # A kind of place rather than its name: "at a bank these days", "office job now".
     rf"\b(?:at|for|with)\s+(?:a|an)\s+(?:\w+\s+)?(?:{_WORKPLACE})\b|"
     r"\b(?:office|desk|corporate|day|9-5|retail|warehouse)\s+job\b|"
     r"\bi\s+(?:now\s+)?work\s+(?:at|for|in|nights|days|weekends)\b|"
     r"stay[\s-]at[\s-]home|full[\s-]time\s+(?:mum|mom|dad|parent)|standup|stand-up|"
-    r"trabalho\s+(?:na|no|em|pra|para)\b|trabajo\s+(?:en|para)\b"
+    r"trabalho\s+(?:na|no|numa|num|em|pra|para)\b|trabajo\s+(?:en|para)\b"
 )
 _TITLE = (
+    rf"(?:^|\bi\s+|\bi've\s+|\bi\s+have\s+|\bjust\s+)(?:moved|switched|went|transitioned|pivoted)\s+(?:from\s+(?:{_FUNCTION})\s+)?(?:in)?to\s+"
+    rf"(?:{_FUNCTION})\b|"
     r"in\s+charge\s+of|heading\s+up|promot|bumped\s+(?:me\s+)?up|stepp(?:ed|ing)\s+up|"
     r"(?:took|taking|got|landed)\s+(?:a|the)\s+(?:\w+\s+){0,2}(?:job|role|position|title)\b|"
     r"\b(?:made|making)\s+me\s+(?:a\s+|an\s+|the\s+)?(?:\w+[\s-]+)?"
@@ -142,6 +153,8 @@ _LANGUAGES_NOUNS = (
     rf"(?:my|mi|meu)\s+(?:{_LANGUAGE})\b|speaking\s+(?:{_LANGUAGE})\b|\bfluent|conversational"
 )
 _EDUCATION = (
+    r"(?:transferr?ed|switched|changed|swapped)\s+(?:unis|universities|schools|colleges|courses|"
+    r"majors?)\b|"
     r"thesis|dissertation|graduat|semester|enrol|admitted|acceptance\s+letter|"
     r"accepted\s+(?:in|into|to)\b|scholarship|\bviva\b|defended|dropped\s+out|bootcamp"
 )
@@ -179,7 +192,7 @@ _RELATIONSHIP = (
     r"elope|proposed|said\s+yes|divorc|separat|split\s+up|broke\s+up|dumped|"
     r"\bwe(?:'ve|\s+have)?\s+split\b|"
     r"\b(?:with|seeing|dating)\s+\w+\s+(?:anymore|any\s+more)|called\s+it\s+quits|"
-    r"ended\s+things|over\s+between\s+us|casamos|me\s+cas[eé]|\bwed\b"
+    r"ended\s+things|over\s+between\s+us|casamos|casei|me\s+cas[eé]|\bwed\b"
 )
 _RELATIONSHIP_NOUNS = (
     r"married|wedding|husband|wife|fianc|engaged|single\b|dating|seeing\s+someone|widow|"
@@ -194,7 +207,7 @@ _CHILD_BORN = (
 )
 _CHILDREN = (
     r"newborn|pregnan|became\s+(?:a\s+)?(?:mum|mom|dad|parents?|mother|father)|"
-    r"(?:mum|mom|dad|parent)\s+of\s+(?:one|two|three|\d)|"
+    r"(?:mum|mom|dad|parent)\s+of\s+(?:one|two|three|\d)|family\s+of\s+(?:three|four|five|six|\d)|"
     r"(?:i'm|im|i\s+am|we're|we\s+are)\s+(?:a\s+)?(?:mum|mom|dad|mother|father|parents?)\b|"
     r"empty\s+nest|baby\s+(?:#|no\.?\s*|number\s+)\w+|"
     r"\b(?:we|i)(?:'ve|\s+have|\s+just)?\s+(?:had|welcomed)\s+(?:a|our)\s+(?:little\s+|baby\s+|"
@@ -272,11 +285,14 @@ TALK = _compiled(
         "plan": r"upgrad|downgrad",
         # A new number, not a new handset: "new phone case arrived".
         "phone": rf"{_NEW}\s+(?:(?:phone\s+|mobile\s+)?number|sim|digits)|n[uú]mero\s+nuevo",
-        "email": rf"{_NEW}\s+e-?mail",
+        "email": rf"{_NEW}\s+e-?mail|(?:e-?mail|gmail|outlook|hotmail|yahoo|proton\w*)\s+"
+        r"(?:account\s+)?(?:got|was|has\s+been)\s+(?:hacked|compromised|deleted|closed)",
         "postal_address": rf"{_NEW}\s+(?:ad+res+|postcode|direcci[oó]n|endere[cç]o)|"
         r"\bad+res+\s+(?:\w+\s+){0,4}(?:is|'s)\s+(?:old|out\s+of\s+date|outdated)\b",
         "name": _NAME,
         "nationality": r"citizenship|naturali[sz]ed|sworn\s+in|"
+        r"took\s+the\s+(?:citizenship\s+)?oath|"
+        rf"officially\s+(?:an?\s+)?(?:{_DEMONYM})\b|"
         r"\b(?:a|an|now)\s+(?:\w+\s+)?citizen\b|"
         r"passport\s+(?:came\s+)?through|got\s+my\s+(?:\w+\s+)?passport\s+(?:through|at\s+last)",
     }
@@ -323,7 +339,7 @@ AFOOT = re.compile(
     r"began|switched|swapped|moved|upped|lowered|increased|reduced|off\s+the|"
     r"anymore|any\s+more|no\s+longer|these\s+days|nowadays|lately|instead|"
     r"is\s+done|(?:is|are|'s)\s+over|last\s+(?:day|shift)\s+(?:at|with)|"
-    r"went\s+through|ended|agora|ahora|otra\s+vez|de\s+nuevo|de\s+novo|outra\s+vez|"
+    r"went\s+through|ended|agora|ahora|separating|divorcing|casei|me\s+cas[eé]|casamos|otra\s+vez|de\s+nuevo|de\s+novo|outra\s+vez|"
     # Events that are changes in themselves.
     r"(?:eat(?:ing)?|drink(?:ing)?|back\s+(?:on|to)|single|smoking)\s+(?:\w+\s+)?again|"
     r"let\s+(?:me|us)\s+go|redundant|fired|sacked|laid\s+off|resigned|promoted|graduated|"

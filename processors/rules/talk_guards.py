@@ -149,7 +149,7 @@ SO_FAR = re.compile(
     r"way\s+too\s+|a\s+bit\s+|super\s+|honestly\s+|absolutely\s+)?(?:brutal|awful|great|amazing|"
     r"terrible|rough|fine|ok|okay|good|bad|nice|hell|crazy|insane|busy|quiet|chaotic|boring|long|"
     r"hard|tough|annoying|lovely|chill|killing\s+me|a\s+nightmare|a\s+dream|grim|mad|wild|slow|"
-    r"laggy|glitchy|buggy|clingy|needy|naughty|full)\b",
+    r"laggy|glitchy|buggy|clingy|needy|naughty|full|a\s+disaster|a\s+mess|a\s+state)\b",
     _I,
 )
 
@@ -184,10 +184,25 @@ _CARD_TROUBLE = re.compile(
     _I,
 )
 
-# A move of work, not of home: "moved in-house", "moved teams".
+# A move of work, not of home: "moved in-house", "moved teams", "mudei de emprego".
 _WORK_MOVE = re.compile(
     r"\bmov(?:ed|ing|e)\s+(?:in-?house|jobs|teams|roles|companies|departments|squads|agencies|"
-    r"careers|over\s+to\s+(?:the\s+)?\w+\s+(?:team|squad))\b",
+    r"careers|over\s+to\s+(?:the\s+)?\w+\s+(?:team|squad))\b|"
+    r"\bmov(?:ed|ing|e)\s+(?:from\s+\w+\s+)?(?:in)?to\s+(?:marketing|sales|product|engineering|design|"
+    r"finance|ops|operations|support|hr|legal|data|research|management|ux|consulting)\b|"
+    r"\bmud(?:ei|amos|ou)\s+de\s+(?:emprego|trabalho|carreira|[aá]rea|time|equipe)\b",
+    _I,
+)
+# A group moved to other premises, not the speaker to another group or role.
+_PREMISES = re.compile(
+    r"\bmov(?:ed|ing|e)\s+(?:in)?to\s+(?:\w+'s\s+|the\s+|our\s+|a\s+)?(?:old\s+|new\s+|bigger\s+|"
+    r"smaller\s+)?(?:space|floor|building|office|room|desks?|wing)\b",
+    _I,
+)
+# A contract of work, not the plan's: "my contract wasn't renewed".
+_JOB_CONTRACT = re.compile(
+    r"\b(?:employment|job|work|fixed-term|temp|teaching|zero-hours|my)\s+contract\b|"
+    r"\bcontract\b(?=.{0,40}\b(?:renewed|extended|ran\s+out|between|job|redundan))",
     _I,
 )
 
@@ -210,4 +225,7 @@ MISNAMED = {
     "payment_method": _CARD_TROUBLE,
     "home_city": re.compile(f"{_WORK_MOVE.pattern}|{_VENUE.pattern}", _I),
     "employer": _NOTICE_ELSEWHERE,
+    "plan": _JOB_CONTRACT,
+    "team": _PREMISES,
+    "job_title": _PREMISES,
 }

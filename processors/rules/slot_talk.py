@@ -114,7 +114,7 @@ _EMPLOYER = (
     r"(?:wrapped\s+up|finished|done)\s+(?:at|with)\b|onto\s+the\s+next|moving\s+on\s+from|"
     r"acquired|acquisition|merger|layoffs?|poached|headhunted|career\s+break|sabbatical|"
     r"(?:maternity|paternity|parental)\s+leave|\bretired\b|retirement|"
-    r"(?:took|taking|got|landed)\s+a\s+(?:new\s+)?(?:job|role|position)\b|"
+    r"(?:took|taking|got|landed)\s+a\s+(?:new\s+)?(?:job|role|position)\b|\b(?:got|landed)\s+the\s+job\b|"
     r"(?:start|started|starting|joined|joining)\s+(?:at|with)\b"
 )
 _EMPLOYER_NOUNS = (
@@ -123,7 +123,7 @@ _EMPLOYER_NOUNS = (
     # A kind of place rather than its name: "at a bank these days", "office job now".
     rf"\b(?:at|for|with)\s+(?:a|an)\s+(?:\w+\s+)?(?:{_WORKPLACE})\b|"
     r"\b(?:office|desk|corporate|day|9-5|retail|warehouse)\s+job\b|"
-    r"\bi\s+(?:now\s+)?work\s+(?:at|for|in|nights|days|weekends)\b|"
+    r"\bi\s+(?:now\s+)?(?:work|teach|lecture|nurse)\s+(?:at|for|in|nights|days|weekends)\b|"
     r"stay[\s-]at[\s-]home|full[\s-]time\s+(?:mum|mom|dad|parent)|standup|stand-up|"
     r"trabalho\s+(?:na|no|numa|num|em|pra|para)\b|trabajo\s+(?:en|para)\b"
 )
@@ -132,7 +132,7 @@ _TITLE = (
     rf"(?:{_FUNCTION})\b|"
     r"in\s+charge\s+of|heading\s+up|promot|bumped\s+(?:me\s+)?up|stepp(?:ed|ing)\s+up|"
     r"(?:took|taking|got|landed)\s+(?:a|the)\s+(?:\w+\s+){0,2}(?:job|role|position|title)\b|"
-    r"\b(?:made|making)\s+me\s+(?:a\s+|an\s+|the\s+)?(?:\w+[\s-]+)?"
+    r"\b(?:(?:made|making)\s+me|(?:was|been|got|am|i'm|im)\s+made)\s+(?:a\s+|an\s+|the\s+)?(?:\w+[\s-]+)?"
     rf"(?:{_JOB}|level|lead|head|manager|senior|director|partner)\b"
 )
 _TITLE_NOUNS = (
@@ -186,7 +186,10 @@ _PREFERRED_NOUNS = (
     r"(?:just|only)\s+(?-i:[A-Z])\w+\s+(?:now|please|is\s+fine)|"
     r"\bit'?s\s+(?-i:[A-Z])\w+\s+(?:now|from\s+now|not\b)|\bbe\s+called\s+\w+"
 )
-_BIRTH = r"\bturn(?:ed|ing|s)?\s+\d+"
+_BIRTH = (
+    r"\bturn(?:ed|ing|s)?\s+\d+|"
+    r"\b(?:i'm|im|i\s+am)\s+(?:\d{1,2}|twenty|thirty|forty|fifty|sixty)\s+now\b"
+)
 _BIRTH_NOUNS = r"birthday|\bb-?day\b|\bdob\b|cumplea|anivers[aá]rio"
 _RELATIONSHIP = (
     r"elope|proposed|said\s+yes|divorc|separat|split\s+up|broke\s+up|dumped|"
@@ -209,7 +212,8 @@ _CHILDREN = (
     r"newborn|pregnan|became\s+(?:a\s+)?(?:mum|mom|dad|parents?|mother|father)|"
     r"(?:mum|mom|dad|parent)\s+of\s+(?:one|two|three|\d)|family\s+of\s+(?:three|four|five|six|\d)|"
     r"(?:i'm|im|i\s+am|we're|we\s+are)\s+(?:a\s+)?(?:mum|mom|dad|mother|father|parents?)\b|"
-    r"empty\s+nest|baby\s+(?:#|no\.?\s*|number\s+)\w+|"
+    r"empty\s+nest|(?:baby\s+)?(?:#|no\.?\s*|number\s+)(?:\d|two|three|four|five)\w*\s+(?:is\s+here|"
+    r"arrived|was\s+born)|baby\s+(?:#|no\.?\s*|number\s+)\w+|"
     r"\b(?:we|i)(?:'ve|\s+have|\s+just)?\s+(?:had|welcomed)\s+(?:a|our)\s+(?:little\s+|baby\s+|"
     r"beautiful\s+|healthy\s+)?(?:boy|girl|son|daughter|baby)\b"
 )
@@ -256,7 +260,8 @@ _ARRANGEMENT_NOUNS = (
 )
 _NAME = (
     r"legal(?:ly)?\s+(?:changed|mine|now)|changed\s+it\s+legally|deed\s+poll|name\s+change|"
-    r"changed\s+my\s+name"
+    r"changed\s+my\s+name|took\s+(?:his|her|their|my\s+(?:husband|wife|partner)'s)\s+(?:last\s+)?name|"
+    r"\b(?:it's|i'm|im)\s+(?:mrs|ms|mr|mx|dr)\b"
 )
 
 
@@ -282,7 +287,8 @@ TALK = _compiled(
         "work_arrangement": _ARRANGEMENT,
         "team": r"reorg|moved\s+me\s+(?:over\s+|across\s+)?to|transferr?ed\s+to|"
         r"(?:switched|changed|swapped|moved|switching|changing)\s+(?:teams|squads|departments|depts)\b",
-        "plan": r"upgrad|downgrad",
+        "plan": r"upgrad|downgrad|\b(?:down|up|back)\s+to\s+(?:the\s+)?(?:free|basic|starter|pro|"
+        r"premium|team|business|enterprise)\b",
         # A new number, not a new handset: "new phone case arrived".
         "phone": rf"{_NEW}\s+(?:(?:phone\s+|mobile\s+)?number|sim|digits)|n[uú]mero\s+nuevo",
         "email": rf"{_NEW}\s+e-?mail|(?:e-?mail|gmail|outlook|hotmail|yahoo|proton\w*)\s+"
@@ -290,7 +296,7 @@ TALK = _compiled(
         "postal_address": rf"{_NEW}\s+(?:ad+res+|postcode|direcci[oó]n|endere[cç]o)|"
         r"\bad+res+\s+(?:\w+\s+){0,4}(?:is|'s)\s+(?:old|out\s+of\s+date|outdated)\b",
         "name": _NAME,
-        "nationality": r"citizenship|naturali[sz]ed|sworn\s+in|"
+        "nationality": r"citizenship|naturali[sz]ed|sworn\s+in|renounc|"
         r"took\s+the\s+(?:citizenship\s+)?oath|"
         rf"officially\s+(?:an?\s+)?(?:{_DEMONYM})\b|"
         r"\b(?:a|an|now)\s+(?:\w+\s+)?citizen\b|"
@@ -339,7 +345,7 @@ AFOOT = re.compile(
     r"began|switched|swapped|moved|upped|lowered|increased|reduced|off\s+the|"
     r"anymore|any\s+more|no\s+longer|these\s+days|nowadays|lately|instead|"
     r"is\s+done|(?:is|are|'s)\s+over|last\s+(?:day|shift)\s+(?:at|with)|"
-    r"went\s+through|ended|agora|ahora|separating|divorcing|casei|me\s+cas[eé]|casamos|otra\s+vez|de\s+nuevo|de\s+novo|outra\s+vez|"
+    r"went\s+through|ended|agora|ahora|renounced|separating|divorcing|casei|me\s+cas[eé]|casamos|otra\s+vez|de\s+nuevo|de\s+novo|outra\s+vez|"
     # Events that are changes in themselves.
     r"(?:eat(?:ing)?|drink(?:ing)?|back\s+(?:on|to)|single|smoking)\s+(?:\w+\s+)?again|"
     r"let\s+(?:me|us)\s+go|redundant|fired|sacked|laid\s+off|resigned|promoted|graduated|"
@@ -357,7 +363,7 @@ AFOOT = re.compile(
 LATELY = re.compile(
     r"\b(?:just|finally|recently|yesterday|last\s+(?:week|weekend|month|night|friday|monday|"
     r"tuesday|wednesday|thursday|saturday|sunday)|start|accepted|signed|handed|got|getting|"
-    r"over|ya|ayer|ontem|(?:is|are)\s+here|bye\s+bye|goodbye\s+to|farewell\s+to|"
+    r"over|ya|ayer|ontem|(?:is|are)\s+here|ended\s+up|this\s+(?:term|semester|quarter|sprint)|bye\s+bye|goodbye\s+to|farewell\s+to|"
     r"after\s+\d+\s+(?:yrs|years|months)|semana\s+pas+ada|mes\s+pasado|m[eê]s\s+passado|"
     r"out\s+of\s+date|outdated|(?:is|'s)\s+old)\b",
     _I,

@@ -49,7 +49,8 @@ ELSEWHERE = re.compile(
 _PEOPLE = (
     r"sister|brother|sis|bro|sibling|mom|mum|mother|dad|father|parents?|friend|buddy|mate|pal|"
     r"bestie|bff|partner|husband|wife|hubby|boss|manager|colleague|coworker|co-worker|"
-    r"teammate|son|daughter|kids?|cousin|aunt|uncle|niece|nephew|grandma|grandpa|gran|nan|"
+    r"teammate|son|daughter|kids?|cousin|aunt|uncle|niece|nephew|grandma|grandpa|grand?dad|granny|"
+    r"grandparents|gran|nan|"
     r"grandmother|grandfather|in-laws?|girlfriend|boyfriend|gf|bf|fianc[eé]e?|roommate|"
     r"flatmate|housemate|neighbou?r|landlord|ex|sister-in-law|brother-in-law|family|folks|"
     r"herman[oa]s?|madre|padre|amig[oa]s?|vecin[oa]|irm[aã]o?|m[aã]e|pai|vizinh[oa]"
@@ -57,7 +58,7 @@ _PEOPLE = (
 # Someone at work or about, named by their role: "the new ceo loves the office".
 _ROLES = (
     r"church|club|choir|band|charity|parish|gym|ceo|cto|cfo|founder|director|hire|intern|guy|"
-    r"girl|lady|man|woman|team\s+lead|recruiter"
+    r"girl|lady|man|woman|team\s+lead|recruiter|head(?:\s+of\s+\w+)?|dean|supervisor|principal"
 )
 # "my old colleagues sent me off": the people of a job left are the speaker's change.
 _LEFT_BEHIND = r"(?:old|former|ex-?)\s+(?:colleague|coworker|co-worker|boss|manager|teammate)"
@@ -199,6 +200,14 @@ _PREMISES = re.compile(
     r"smaller\s+)?(?:space|floor|building|office|room|desks?|wing)\b",
     _I,
 )
+# One bill, not the way of paying: "the invoice was wrong".
+_A_BILL = re.compile(r"\b(?:the|this|that|last|latest|an)\s+invoice\b", _I)
+# A number that is no phone's: "number 3 arrived", "wrong number called me".
+_NOT_A_NUMBER = re.compile(
+    r"\b(?:number|no\.?)\s*(?:\d+|two|three|four|five)\b|\bwrong\s+number\b|"
+    r"\bnumber\s+(?:of|one|two|\d)\b",
+    _I,
+)
 # A contract of work, not the plan's: "my contract wasn't renewed".
 _JOB_CONTRACT = re.compile(
     r"\b(?:employment|job|work|fixed-term|temp|teaching|zero-hours|my)\s+contract\b|"
@@ -221,10 +230,10 @@ _NOTICE_ELSEWHERE = re.compile(
 # Per slot, the phrases whose words look like the slot's but name something else; the
 # clause speaks about the slot only if it names it once they are taken away.
 MISNAMED = {
-    "phone": _HANDSET,
-    "payment_method": _CARD_TROUBLE,
+    "phone": re.compile(f"{_HANDSET.pattern}|{_NOT_A_NUMBER.pattern}", _I),
     "home_city": re.compile(f"{_WORK_MOVE.pattern}|{_VENUE.pattern}", _I),
     "employer": _NOTICE_ELSEWHERE,
+    "payment_method": re.compile(f"{_CARD_TROUBLE.pattern}|{_A_BILL.pattern}", _I),
     "plan": _JOB_CONTRACT,
     "team": _PREMISES,
     "job_title": _PREMISES,

@@ -123,6 +123,9 @@ CUES: dict[str, re.Pattern[str]] = {
         r"took\s+up|taking\s+up|picked\s+up\s+\w+ing|\bhobby\b",
     }.items()
 }
+# A time before a change dates the change itself when the clause says it changed or holds
+# now: "our address changed when we moved, it's 14 elm st now".
+_SAID_NOW = re.compile(r"\b(?:changed|now)\b", _I)
 # Slots that hold several values: a correction of one ("it's not peanuts, it's tree nuts")
 # takes a value away as well as adding one, which only a human may decide offline; and one
 # more of them ("adopted a second cat") changes nothing held.
@@ -162,7 +165,7 @@ OTHER = re.compile(
 # Words that make the clause about the past, someone's plan, or a question.
 NOT_NOW = re.compile(
     r"\b(?:if|would|might|maybe|thinking\s+about|considering|planning|hope|wish|when\s+i\s+was|"
-    r"(?<!getting\s)(?<!\bget\s)(?<!\bgot\s)used\s+to|as\s+a\s+kid|years?\s+ago)\b|\?",
+    r"(?<!getting\s)(?<!\bget\s)(?<!\bgot\s)used\s+to|as\s+a\s+kid|(?:years?|decades?)\s+ago)\b|\?",
     _I,
 )
 # A correction, a denial, or a value left behind: what it changes is found by the held value
@@ -215,7 +218,7 @@ def unsure_questions(
         if (
             _someone_else(text)
             or NOT_NOW.search(text)
-            or PAST_ONLY.search(text)
+            or (PAST_ONLY.search(text) and not _SAID_NOW.search(text))
             or ELSEWHERE.search(text)
         ):
             continue

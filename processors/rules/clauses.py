@@ -120,7 +120,8 @@ _HYPOTHETICAL = re.compile(
     r"thinking\s+(?:about|of)|considering|consider|planning|(?:I|we|they|he|she|you)\s+plans?\s+to|want\s+to|"
     r"wants\s+to|wanna|going\s+to|gonna|intend|someday|one\s+day|eventually|dream|dreaming|"
     r"about\s+to|trying\s+to|try\s+to|need\s+to|have\s+to|has\s+to|got\s+to|gotta|"
-    r"supposed\s+to|used\s+to|if|"
+    # "getting used to the new flat" is a present that began lately, not a past habit.
+    r"supposed\s+to|(?<!getting\s)(?<!\bget\s)(?<!\bgot\s)used\s+to|if|"
     # Tempted, keen, itching to: a pull towards something, not a state of the speaker's.
     r"tempted|tempting|keen\s+to|eager\s+to|itching\s+to|dying\s+to|can't\s+wait\s+to|"
     r"looking\s+forward\s+to|aim(?:ing)?\s+to|plan(?:ning)?\s+on|curious\s+to)\b|"

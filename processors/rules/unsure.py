@@ -31,21 +31,30 @@ from slotwise.processors.rules.clauses import NEGATION, Clause
 from slotwise.processors.rules.gazetteer import city
 from slotwise.processors.rules.slot_talk import (
     AFOOT,
-    ELSEWHERE,
     LATELY,
     LESS,
     NOUNS,
+    SAME_AGAIN,
+    TALK,
+)
+from slotwise.processors.rules.swaps import Swap, read_swap
+from slotwise.processors.rules.talk_guards import (
+    DONE_TO_ME,
+    ELSEWHERE,
+    MISNAMED,
     OTHER_SERVICE,
     PARTNER,
     PAST_ONLY,
     REQUEST,
     RESTATING,
-    SAME_AGAIN,
+    ROUTINE,
     SERVICE_SLOTS,
+    SO_FAR,
     SOMEONE,
-    TALK,
+    THEIRS,
+    THESE_DAYS,
 )
-from slotwise.processors.rules.swaps import Swap, read_swap
+from slotwise.processors.rules.town_talk import left_town, townsfolk
 from slotwise.topics.records import CandidateFact, Observation
 
 __all__ = ["CUES", "MANY", "MARKER", "NOT_NOW", "OTHER", "Placer", "unsure_questions"]
@@ -114,6 +123,9 @@ CUES: dict[str, re.Pattern[str]] = {
         r"took\s+up|taking\s+up|picked\s+up\s+\w+ing|\bhobby\b",
     }.items()
 }
+# A time before a change dates the change itself when the clause says it changed or holds
+# now: "our address changed when we moved, it's 14 elm st now".
+_SAID_NOW = re.compile(r"\b(?:changed|now)\b", _I)
 # Slots that hold several values: a correction of one ("it's not peanuts, it's tree nuts")
 # takes a value away as well as adding one, which only a human may decide offline; and one
 # more of them ("adopted a second cat") changes nothing held.
@@ -153,7 +165,7 @@ OTHER = re.compile(
 # Words that make the clause about the past, someone's plan, or a question.
 NOT_NOW = re.compile(
     r"\b(?:if|would|might|maybe|thinking\s+about|considering|planning|hope|wish|when\s+i\s+was|"
-    r"used\s+to|as\s+a\s+kid|years?\s+ago)\b|\?",
+    r"(?<!getting\s)(?<!\bget\s)(?<!\bgot\s)used\s+to|as\s+a\s+kid|(?:years?|decades?)\s+ago)\b|\?",
     _I,
 )
 # A correction, a denial, or a value left behind: what it changes is found by the held value
@@ -206,11 +218,12 @@ def unsure_questions(
         if (
             _someone_else(text)
             or NOT_NOW.search(text)
-            or PAST_ONLY.search(text)
+            or (PAST_ONLY.search(text) and not _SAID_NOW.search(text))
             or ELSEWHERE.search(text)
         ):
             continue
-        negated = bool(NEGATION.search(text))
+        # "no como carne los lunes": a habit on some days denies no standing state.
+        negated = bool(NEGATION.search(text)) and not ROUTINE.search(text)
         if SAME_AGAIN.search(text) and not negated:
             continue  # "still at ucl", "renewed the lease": the same holds on
         marked = bool(MARKER.search(text) or negated or LESS.search(text))
@@ -220,9 +233,7 @@ def unsure_questions(
         # The value cues need a plain change marker, as the value readers use them; a slot's
         # nouns need the clause to say that something changed; the words that come with a
         # change need only a clause dated to lately.
-        cues = list(CUES.items()) if marked else []
-        nouns = list(NOUNS.items()) if afoot else []
-        named = list(dict.fromkeys(a for a, w in [*cues, *nouns, *TALK.items()] if w.search(text)))
+        named = _named(text, marked=marked, afoot=afoot)
         if not named and marked:
             unnamed.append(text)  # for the classifier, where the change is plain
         for attribute in named:
@@ -257,6 +268,18 @@ def unsure_questions(
     return asked
 
 
+def _named(text: str, *, marked: bool, afoot: bool) -> list[str]:
+    """The slots the clause names, by the words each kind of change marker admits."""
+    cues = list(CUES.items()) if marked else []
+    nouns = list(NOUNS.items()) if afoot else []
+    named = list(dict.fromkeys(a for a, w in [*cues, *nouns, *TALK.items()] if w.search(text)))
+    if "home_city" not in named and ((afoot and townsfolk(text)) or left_town(text)):
+        named.append("home_city")
+    if named and SO_FAR.search(text) and not _changed_beyond_lately(text):
+        return []  # "my commute is brutal these days": how it goes, not what changed
+    return named
+
+
 def _requests(observation: Observation) -> list[Clause]:
     """The sentences that ask the assistant to treat the speaker some way from now on,
     without their question form ("could you use she/her for me from now on?")."""
@@ -274,13 +297,30 @@ def _about_own(attribute: str, text: str, *, marked: bool) -> bool:
     (``marked``); another service's plan or bill is not theirs with us."""
     if attribute in MANY and (_ANOTHER.search(text) or not marked):
         return False
+    misnamed = MISNAMED.get(attribute)
+    if misnamed is not None and misnamed.search(text):
+        # "new phone case", "moved in-house", "notice on the flat": the slot's words
+        # name something else; the rest of the clause must name the slot.
+        rest = misnamed.sub(" ", text)
+        families = (CUES, NOUNS, TALK)
+        if not any(f[attribute].search(rest) for f in families if attribute in f):
+            return False
     return not (attribute in SERVICE_SLOTS and OTHER_SERVICE.search(text))
+
+
+def _changed_beyond_lately(text: str) -> bool:
+    """Whether the clause says a change once its "these days" is taken away."""
+    rest = THESE_DAYS.sub(" ", text)
+    return any(words.search(rest) for words in (MARKER, AFOOT, LESS, NEGATION, *TALK.values()))
 
 
 def _someone_else(text: str) -> bool:
     """The clause opens on someone else; "graduation was yesterday" opens on an event of
-    a slot's own, not on a person named in lower case."""
-    if SOMEONE.match(text):
+    a slot's own, not on a person named in lower case; "they moved me to growth" is done
+    to the speaker."""
+    if DONE_TO_ME.match(text):
+        return False
+    if SOMEONE.match(text) or THEIRS.search(text):
         return True
     if not OTHER.match(text):
         return False

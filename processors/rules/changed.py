@@ -24,7 +24,7 @@ from slotwise.processors.rules import gazetteer
 from slotwise.processors.rules.classifier import mentions_in, value_mentions
 from slotwise.processors.rules.clauses import NEGATION, Clause
 from slotwise.processors.rules.findings import INFERRED, Finding
-from slotwise.processors.rules.head.spoken import place_kind
+from slotwise.processors.rules.head.places import place_kind
 from slotwise.processors.rules.head.standing import own
 from slotwise.processors.rules.unsure import CUES, MANY, MARKER, NOT_NOW, OTHER
 from slotwise.processors.rules.values import proper_noun, strip_the
@@ -127,8 +127,8 @@ def _new_value(attribute: str, text: str, *, replaced: bool) -> str | None:
 
 # A move and the place it goes to, in English, Spanish and Portuguese.
 _MOVE = re.compile(
-    r"\b(?:(?P<done>moved|relocated)|(?P<pending>move|moving))\s+(?:back\s+|over\s+|out\s+)?to\s+"
-    r"(?P<rest>.+)$|"
+    r"\b(?:(?P<done>moved|relocated|emigrated)|(?P<pending>move|moving|relocation))\s+"
+    r"(?:back\s+|over\s+|out\s+)?to\s+(?P<rest>.+)$|"
     # Spanish and Portuguese, the speaker's own moves only ("mudou" is someone else's).
     r"\b(?:(?P<dicho>me\s+mud[eé]|nos\s+mudamos|mudamos|me\s+mudei|mudei)\s+(?:de\s+vuelta\s+)?"
     r"(?:para\s+(?:o|a)|a|pra|para|pro)|(?:ahora\s+|agora\s+)?(?:vivo|moro)\s+(?:en|em|no|na))\s+"
@@ -145,10 +145,15 @@ _MOVER = re.compile(
 # After the place: where the clause may go on. A move still to come ("the move to Denver is
 # next month") is not yet a home; only a done one is ("… is done", "… was the best call").
 _AFTER_DONE = re.compile(
-    r"^\s*(?:$|[,;]|(?:en|em|el|in|on|last|this|after|finally|now|hace|h[aá]|faz|desde)\b)", _I
+    r"^\s*(?:$|[,;]|(?:en|em|el|in|on|last|this|after|finally|now|hace|h[aá]|faz|desde|yesterday|"
+    r"ayer|ontem|semana|mes|m[eê]s|ago|recently|for\s+good|a\s+(?:few|couple|week|month|year)|"
+    r"(?:\d+|two|three|four|five|six|few|couple)\s+(?:of\s+)?(?:days?|weeks?|months?|years?))\b)",
+    _I,
 )
 _AFTER_PENDING = re.compile(
-    r"^\s+(?:is\s+(?:done|finished|complete|official)|was|has\s+been)\b", _I
+    r"^\s+(?:(?:is|was)\s+(?:done|finished|complete|official)|was|has\s+been|happened|went|"
+    r"finally\s+happened)\b",
+    _I,
 )
 
 
@@ -176,15 +181,22 @@ def _moved_home(clause: Clause) -> list[Finding]:
     found = _MOVE.search(clause.text)
     if found is None or not _MOVER.match(clause.text):
         return []
-    named = proper_noun(strip_the(found["rest"] or found["resto"]), clause.cased, limit=3)
+    rest = strip_the(found["rest"] or found["resto"])
+    named = proper_noun(rest, clause.cased, limit=3)
     if named is None:
         return []
-    words = named[0].split()
+    # Uncased, a place's own words may be everyday ones ("mexico city", "salt lake city"):
+    # the gazetteer's longest opening of the words as typed is the place.
+    typed = list(re.finditer(r"[^\W\d_][\w'-]*", rest))[:3]
+    words = named[0].split() if clause.cased else [t.group() for t in typed]
     known = _known_place(words, native=found["resto"] is not None)
     if known is None:
         return []
     attribute, value, size = known
-    after = " ".join(["", *words[size:]]) + named[1]
+    if clause.cased:
+        after = " ".join(["", *words[size:]]) + named[1]
+    else:
+        after = rest[typed[size - 1].end() :]
     # "since the move to sheffield the commute is killing me": a move counted from is done.
     since = re.match(r"^since\b", clause.text, _I)
     if not since and not (_AFTER_PENDING if found["pending"] else _AFTER_DONE).match(after):

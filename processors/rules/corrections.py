@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 
 from slotwise.processors.rules.clauses import NEGATION, Clause
 from slotwise.processors.rules.findings import Finding
@@ -20,10 +21,19 @@ from slotwise.processors.rules.words import DATABASES, DIETS
 __all__ = ["read_correction", "read_meant", "read_replacement"]
 
 _I = re.IGNORECASE
-_CONTRAST = re.compile(r"^(?P<keep>.+?),?\s+not\s+(?P<old>[\w' .+#-]{1,40}?)[\s.!]*$", _I)
+_CONTRAST = re.compile(r"^(?P<keep>.+?),?\s+not\s+(?P<old>[\w' .+#@-]{1,40}?)[\s.!]*$", _I)
 _LEAD = re.compile(
-    r"^(?:(?:small\s+|quick\s+)?correction\s*:?\s*|sorry,?\s+|(?:ugh\s+)?autocorrect,?\s+|"
-    r"I\s+meant\s+|it's\s+|it\s+is\s+)+",
+    r"^(?:(?:small\s+|quick\s+)?correction\s*:?\s*|(?:sorry|oops|wait|no|nope|ugh|ah|typo|"
+    r"my\s+bad|hold\s+on|actually|autocorrect)\b[\s,!:.\u2014-]*|\*\s*|I\s+meant\s+|it's\s+|"
+    r"it\s+is\s+|(?:it\s+)?should\s+be\s+)+",
+    _I,
+)
+# Words after the value that say it is a correction, not part of it: "porto actually".
+_AFTER = re.compile(r"(?:\s+(?:actually|obviously|lol|sorry|oops)|\s*[*!]+)+$", _I)
+# "not vegetarian, vegan": the denied word first; read as "vegan, not vegetarian".
+_DENIED_FIRST = re.compile(
+    r"^(?:(?:sorry|oops|wait|no|nope|ugh|ah|typo|my\s+bad|actually|autocorrect)\b[\s,!:.]*)*"
+    r"not\s+(?P<old>[\w' .+#-]{1,40}?)\s*(?:,|\s[\u2013\u2014-])\s*(?P<keep>[^,]{1,60}?)[\s.!]*$",
     _I,
 )
 # The closed vocabularies a bare value is read from, as the labelled data spells them.
@@ -35,10 +45,13 @@ _BARE: dict[str, dict[str, str]] = {
 
 def read_correction(clause: Clause, head: Callable[[Clause], list[Finding]]) -> list[Finding]:
     """The corrected value of a ``<value>, not <old>`` clause, read by ``head``."""
-    found = _CONTRAST.match(clause.text)
+    first = _DENIED_FIRST.match(clause.text)
+    found = _CONTRAST.match(
+        f"{first['keep']}, not {first['old']}" if first is not None else clause.text
+    )
     if found is None:
         return read_meant(clause)
-    keep = _LEAD.sub("", found["keep"].strip()).strip(" ,:")
+    keep = _AFTER.sub("", _LEAD.sub("", found["keep"].strip()).strip(" ,:"))
     old = found["old"].strip().lower()
     if not keep or NEGATION.search(keep):
         return []
@@ -47,11 +60,12 @@ def read_correction(clause: Clause, head: Callable[[Clause], list[Finding]]) -> 
         return bare
     read = head(Clause(keep, clause.cased, clause.tense, clause.greeting))
     return [
-        f
+        replace(f, corrected=True)
         for f in read
         if f.attribute is not None
         and isinstance(f.value, str)
         and keep.lower().endswith(f.value.lower())
+        and f.value.casefold() != old
     ]
 
 
@@ -60,7 +74,7 @@ def _bare(keep: str, old: str) -> list[Finding]:
     for attribute, table in _BARE.items():
         if words in table and old in table and table[words] != table[old]:
             value = table[words]
-            return [Finding(attribute, value, _TEXT[attribute].format(value))]
+            return [Finding(attribute, value, _TEXT[attribute].format(value), corrected=True)]
     return []
 
 
@@ -114,7 +128,7 @@ def read_meant(clause: Clause) -> list[Finding]:
         return []
     attribute, canonical = named[0]
     text = f"User corrected their {_MEANT_SLOTS[attribute]}: {canonical}."
-    return [Finding(attribute, canonical, text)]
+    return [Finding(attribute, canonical, text, corrected=True)]
 
 
 # "hindi isn't my first language, it's marathi": the denial names the slot, "it's" the value.
@@ -158,7 +172,7 @@ def read_replacement(clause: Clause, head: Callable[[Clause], list[Finding]]) ->
         for f in head(_like(clause, swapped))
         if f.attribute == old[0].attribute and f.value != old[0].value
     ]
-    return new if len(new) == 1 else []
+    return [replace(new[0], corrected=True)] if len(new) == 1 else []
 
 
 def _like(clause: Clause, text: str, *, cased: bool | None = None) -> Clause:

@@ -273,7 +273,7 @@ def _read_turn(
                     confidence=finding.confidence,
                     importance=IMPORTANCE.get(category, DEFAULT_IMPORTANCE),
                     observation_id=observation.observation_id,
-                    stated_change=states_change(clause.text, text),
+                    stated_change=finding.corrected or states_change(clause.text, text),
                     ongoing=still_holds(finding, clause, valid_from, observation),
                 )
             )

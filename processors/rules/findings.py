@@ -21,6 +21,9 @@ class Finding:
     value: str | int | None
     text: str
     confidence: float = DIRECT
+    # Read as the right value beside the wrong one ("vegan, not vegetarian"): a correction,
+    # which lets a high-stakes slot move like a stated change.
+    corrected: bool = False
 
 
 Rule = Callable[[Clause], list[Finding]]

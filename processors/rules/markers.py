@@ -18,15 +18,27 @@ CHANGE = re.compile(
     r"i\s+meant|wrong|replaced|got\s+a\s+new|not\s+the\s+old|old\s+one|going\s+forward|mistake|"
     r"autocorrect|mistyped?|misspelt|misspelled|scratch\s+that|strike\s+that|my\s+bad|oops|"
     r"make\s+that|agora|ahora|nuev[oa]|novo|ya\s+no|já\s+não|(?:don't|do\s+not|stop)\s+call(?:ing)?"
-    r"\s+me)\b",
+    r"\s+me|relocated|relocating|settled|emigrated|joined|promoted|as\s+of|from\s+today|"
+    r"me\s+mud[eé]|me\s+mudei|mudei|mudamos|nos\s+mudamos|should\s+(?:be|say|read)|i\s+said|got\s+(?:married|engaged|divorced|hitched)|"
+    r"the\s+move\s+to)\b",
     re.IGNORECASE,
 )
 
 
+# A correction by its shape, with no correcting word: "not vegetarian, vegan" (the denied
+# value first), "*vegan" (chat's asterisk for a corrected word).
+_CORRECTION_SHAPE = re.compile(
+    r"^\W*(?:(?:sorry|oops|wait|no|nope|ah|ugh|my\s+bad)\W+)*not\s+[^,;]{1,40}(?:[,;]|\s[\u2013\u2014-])"
+    r"\s*\w|^\s*\*\w",
+    re.IGNORECASE,
+)
 _ADDRESS = re.compile(r"\S+@\S+|https?://\S+|\b\w+\.(?:com|org|net|io|me|co)\b")
 
 
 def states_change(clause: str, turn: str) -> bool:
     """The clause or its turn says the value changed; an address's own words ("new.org")
     say nothing."""
-    return any(CHANGE.search(_ADDRESS.sub(" ", text)) for text in (clause, turn))
+    return any(
+        CHANGE.search(_ADDRESS.sub(" ", text)) or _CORRECTION_SHAPE.search(text)
+        for text in (clause, turn)
+    )

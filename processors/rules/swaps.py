@@ -18,22 +18,33 @@ __all__ = ["Swap", "read_swap"]
 _I = re.IGNORECASE
 
 # The pieces of a turn a swap is read within: commas and clause punctuation end a phrase.
-_PIECES = re.compile(r"\s*(?:[,;:.!?()]|\s[\u2013\u2014-]\s|\u2014)\s*")
+# A full stop or colon inside a token ("jane.doe@proton.me", "10:30") ends nothing.
+_PIECES = re.compile(r"\s*(?:[,;!?()]|[.:](?=\s|$)|\s[\u2013\u2014-]\s|\u2014)\s*")
 _NOT = re.compile(r"^(?P<new>.*?)\s*\bnot\s+(?P<old>.+)$", _I)
 _MEANT = re.compile(
-    r"^(?:when\s+i\s+said\s+(?P<old>.+?)\s+)?i\s+meant\s+(?P<new>.+?)(?:\s+not\s+(?P<old2>.+))?$",
+    r"^(?:when\s+i\s+said\s+(?P<old>.+?)\s+)?i\s+meant\s+(?P<new>.+?)(?:\s+not\s+(?P<old2>.+))?$|"
+    # "i said lisbon but its porto": the word said, then the right one.
+    r"^i\s+(?:said|wrote|typed|put)\s+(?P<old3>.+?)\s+but\s+(?:(?:it's|its|it\s+is|it\s+should\s+be|"
+    r"i\s+meant|i\s+mean)\s+)?(?P<new3>.+)$",
     _I,
 )
 # Words that open the new phrase without being part of the value.
 _LEAD = re.compile(
-    r"^(?:(?:ugh|ah|oh|oops|no|wait|sorry|autocorrect|correction|small\s+correction|actually|"
-    r"it's|it\s+is|i\s+meant|his\s+name\s+is|her\s+name\s+is|its\s+name\s+is|"
+    r"^(?:(?:ugh|ah|oh|oops|no|nope|wait|sorry|autocorrect|correction|small\s+correction|actually|"
+    r"typo|my\s+bad|it's|its|it\s+is|i\s+meant|(?:it\s+)?should\s+(?:be|say|read)|make\s+(?:that|it)|"
+    r"i'?m\s+(?:actually\s+)?(?:in|at|from)|his\s+name\s+is|her\s+name\s+is|its\s+name\s+is|"
     r"my\s+(?:\w+\s+){1,3}(?:is|are)|(?:the\s+)?last\s+(?:\w+\s+)?(?:digits|numbers)\s+are|"
     r"the\s+right\s+one\s+is)\b\s*)+",
     _I,
 )
 # Words that end the value: what comes after it says why or when.
-_TAIL = re.compile(r"\s+(?:with|the|for|about|on|at|in|lol|typo|sorry|either|btw)\b.*$", _I)
+_TAIL = re.compile(
+    r"\s+(?:with|the|for|about|on|at|in|lol|typo|sorry|either|btw|actually|instead|then|obviously|"
+    r"haha|lmao|oops)\b.*$",
+    _I,
+)
+# Marks around a word that are no part of it: "*vegan", "vancouver 🙈", "'Sacha'".
+_MARKS = re.compile(r"^[^\w+@]+|[^\w)]+$")
 # The "not" denies something rather than correcting it: "not remote anymore", "I do not eat…".
 _DENIAL = re.compile(
     r"\b(?:any\s*more|no\s+longer|longer|yet|really|sure)\b|^(?:i|we|you|he|she|they|it|do|does|did|"
@@ -41,6 +52,16 @@ _DENIAL = re.compile(
     _I,
 )
 _MAX_WORDS = 4
+# Words a "said … but" or "not …" swaps that are no value: "I said no but it's fine".
+_NO_VALUE = frozenset({"no", "yes", "that", "this", "it", "so", "ok", "okay", "fine", "sure"})
+# "lisbon? no, porto", "berlin?? nope — bremen": the word asked back and denied, then the right one.
+_ASKED_BACK = re.compile(
+    r"^(?!(?:is|are|was|were|do|does|did|what|where|which|who|how|why|when|can|could|should|"
+    r"would|will|have|has|am|i|you|it|that|this)\b)(?P<old>[\w' .@+-]{1,40}?)\s*\?+\s*"
+    r"(?:(?:no+|nah)\s*[,!.:\u2014-]|nope\b|wait\s+no\b|no\s+wait\b)[\s,!.:\u2014-]*"
+    r"(?P<new>[^,;!?]{1,40}?)[\s.!]*$",
+    _I,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +74,11 @@ class Swap:
 
 def read_swap(text: str) -> Swap | None:
     """The one swap a correction states, or None when there is none or more than one."""
-    pieces = [p for p in _PIECES.split(text.replace("\u2019", "'").strip()) if p]
+    text = text.replace("\u2019", "'").strip()
+    asked = _ASKED_BACK.match(text)
+    if asked is not None:
+        return _swap(asked["old"], asked["new"])
+    pieces = [p for p in _PIECES.split(text) if p]
     found: set[tuple[str, str]] = set()
     swaps: list[Swap] = []
     for i, piece in enumerate(pieces):
@@ -68,6 +93,8 @@ def _in_piece(piece: str, before: str | None, after: list[str]) -> Swap | None:
     meant = _MEANT.match(_LEAD_FILLER.sub("", piece))
     if meant is not None and (meant["old"] or meant["old2"]):
         return _swap(meant["old"] or meant["old2"], meant["new"])
+    if meant is not None and meant["old3"]:
+        return _swap(meant["old3"], meant["new3"])
     said = _NOT.match(piece)
     if said is None or _DENIAL.search(said["old"]):
         return None
@@ -84,12 +111,17 @@ def _in_piece(piece: str, before: str | None, after: list[str]) -> Swap | None:
 
 
 # Chat openers before "i meant": "sorry i meant text not phone call".
-_LEAD_FILLER = re.compile(r"^(?:(?:ugh|ah|oh|oops|no|wait|sorry|actually|lol)\b[\s,]*)+", _I)
+_LEAD_FILLER = re.compile(
+    r"^(?:(?:ugh|ah|oh|oops|no|wait|sorry|actually|lol|so|ok|okay)\b[\s,]*)+", _I
+)
 
 
 def _swap(old: str, new: str) -> Swap | None:
-    old, new = _TAIL.sub("", old.strip()), _TAIL.sub("", _LEAD.sub("", new.strip()))
+    old = _MARKS.sub("", _TAIL.sub("", _MARKS.sub("", old.strip())))
+    new = _MARKS.sub("", _TAIL.sub("", _LEAD.sub("", _MARKS.sub("", new.strip()))))
     if not old or not new or _DENIAL.search(new) or old.casefold() == new.casefold():
+        return None
+    if old.casefold() in _NO_VALUE or new.casefold() in _NO_VALUE:
         return None
     if len(old.split()) > _MAX_WORDS or len(new.split()) > _MAX_WORDS:
         return None

@@ -224,7 +224,7 @@ PROPER_BLOCK = _words(
     "ready glad happy excited lucky tired not so just also still really very totally pretty "
     "super always never in on at from with now currently sales marketing finance engineering "
     "it hr god lol omg yes no hey hi thanks thank yesterday today tomorrow tonight last next agora "
-    "ahora btw tbh thx pls plz imo"
+    "ahora btw tbh thx pls plz imo since until till ago"
 )
 STOPWORDS = PROPER_BLOCK | _words(
     "and or but for to of by as is are was were be been being am do does did have has had can "

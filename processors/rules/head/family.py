@@ -155,6 +155,9 @@ _RELATIONSHIP = compile_all(
     rf"^{AM}\s+(?:(?:happily|newly|very|still)\s+)*(?P<status>{_STATUS})\b(?P<after>.*)$",
     rf"^I(?:'ve|\s+have)?{ADVERBS}\s+(?:got|gotten)\s+(?P<status>married|engaged|divorced|"
     r"separated)\b(?P<after>.*)$",
+    # "we got engaged": the speaker and their partner; "we got separated" may be in a crowd.
+    rf"^we(?:'ve|\s+have)?{ADVERBS}\s+(?:got|gotten)\s+(?P<status>married|engaged|divorced)\b"
+    r"(?P<after>.*)$",
     rf"^{AM}\s+a\s+(?P<status>widow|widower|single\s+(?:mom|mum|mother|dad|father|parent))"
     r"\b(?P<after>.*)$",
     # "we tied the knot on saturday": the wedding itself.

@@ -20,7 +20,16 @@ __all__ = ["read_home_otherwise"]
 
 _I = re.IGNORECASE
 
-_LEAD = r"^(?:(?:and|so|but|finally|anyway|well)\s+)*(?:(?:I|we)(?:'m|'re|\s+am|\s+are)\s+)?"
+_LEAD = (
+    r"^(?:(?:and|so|but|finally|anyway|well|just|recently|officially)\s+)*"
+    r"(?:(?:I|we)(?:'m|'re|\s+am|\s+are|'ve|\s+have)?\s+)?(?:(?:just|finally|recently)\s+)?"
+)
+# "the berlin life is treating me well": the life of a place is lived there.
+_LIFE = re.compile(
+    r"^(?:(?:and|so|but|honestly)\s+)*(?:the\s+)?(?P<rest>[A-Za-z][\w ]{1,25}?)\s+life\s+"
+    r"(?:is|has\s+been|suits|treating|agrees)\b",
+    _I,
+)
 _HOME_OTHERWISE = (
     re.compile(
         _LEAD + r"(?:now\s+|finally\s+|officially\s+)?(?:back|settled|based)\s+(?:home\s+)?in\s+"
@@ -29,6 +38,9 @@ _HOME_OTHERWISE = (
     ),
     re.compile(r"^(?:(?:and|so|but)\s+)*home\s+is\s+(?:now\s+)?(?P<rest>.+)$", _I),
     re.compile(_LEAD + r"(?:now\s+)?(?P<rest>[A-Za-z][\w ]{1,30}?)-based\b", _I),
+    # "now in nairobi for good": a stay said to be for good is a home.
+    re.compile(_LEAD + r"(?:now\s+)?in\s+(?P<rest>.+?)\s+(?:for\s+good|permanently)\b", _I),
+    _LIFE,
 )
 # A stay, not a home: a visit, a holiday, a span that ends.
 _VISIT = re.compile(
@@ -41,12 +53,15 @@ _VISIT = re.compile(
 
 def read_home_otherwise(clause: Clause) -> list[Finding]:
     text = clause.text
-    if not own_or_bare(clause) or _VISIT.search(text):
+    if _VISIT.search(text):
         return []
     for pattern in _HOME_OTHERWISE:
         found = pattern.search(text)
         if found is None:
             continue
+        # "the berlin life" opens on "the" and is still the speaker's.
+        if pattern is not _LIFE and not own_or_bare(clause):
+            return []
         named = proper_noun(strip_the(found["rest"]), clause.cased, limit=3)
         if named is None or not BOUNDARY.match(named[1]):
             return []

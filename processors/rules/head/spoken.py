@@ -17,18 +17,13 @@ import re
 from slotwise.processors.rules import gazetteer
 from slotwise.processors.rules.clauses import Clause
 from slotwise.processors.rules.findings import INFERRED, Finding
+from slotwise.processors.rules.head.places import home_place
 from slotwise.processors.rules.head.standing import own
-from slotwise.processors.rules.values import (
-    BOUNDARY,
-    proper_noun,
-    split_items,
-    strip_the,
-)
+from slotwise.processors.rules.values import BOUNDARY, proper_noun, split_items, strip_the
 from slotwise.processors.rules.wording import ADVERBS
-from slotwise.processors.rules.words import AMBIGUOUS_PLACES, NUMBERS, PLANS, STOPWORDS
+from slotwise.processors.rules.words import NUMBERS, STOPWORDS
 
 __all__ = [
-    "place_kind",
     "read_children",
     "read_contact_in_passing",
     "read_current_location",
@@ -40,33 +35,6 @@ __all__ = [
 
 _I = re.IGNORECASE
 _WE = r"(?:I|we)(?:'m|'re|\s+am|\s+are|'ve|\s+have)?"
-
-
-def place_kind(place: str, cased: bool) -> tuple[str, str] | None:
-    """``(attribute, canonical)`` for a place name; None when no library knows an uncased one."""
-    if place.casefold() in AMBIGUOUS_PLACES or place.casefold() in PLANS:
-        # Georgia, Washington, Victoria: a city in one reading, a state in another; "Team",
-        # "Pro": a plan the speaker moved to.
-        return None
-    country = gazetteer.country(place)
-    if country is not None:
-        return "home_country", country
-    region = gazetteer.region(place)
-    if region is not None:
-        return "home_region", region
-    if gazetteer.city(place) is not None or (cased and place[:1].isupper()):
-        return "home_city", place
-    return None
-
-
-def _place(rest: str, cased: bool) -> tuple[str, str] | None:
-    the = re.match(r"^the\s+(\w+)", rest, _I)
-    if the is not None and gazetteer.country(the.group(0)) is not None:
-        return "home_country", gazetteer.country(the.group(0)) or ""
-    found = proper_noun(strip_the(rest), cased, limit=3)
-    if found is None or not BOUNDARY.match(found[1]):
-        return None
-    return place_kind(found[0], cased)
 
 
 _HOME = tuple(
@@ -112,7 +80,7 @@ def read_home_in_passing(clause: Clause) -> list[Finding]:
             and not re.search(r"\bnow\b", text, _I)
         ):
             return []
-        place = _place(found["rest"], clause.cased)
+        place = home_place(found["rest"], clause.cased)
         if place is None:
             return []
         kind, value = place
@@ -365,7 +333,9 @@ def _pastime(item: str) -> str:
 
 # "oops typo, it's x@y": a correction of the address is context enough.
 _ADDRESS_CONTEXT = re.compile(
-    r"\b(?:e-?mail|mail|address|use|reach|contact|write|best|typo|mistyped|correction)\b", _I
+    r"\b(?:e-?mail|mail|address|use|reach|contact|write|best|typo|mistyped|correction|correo|"
+    r"correio)\b",
+    _I,
 )
 _EMAIL_ANY = re.compile(r"(?<![\w.+-])(?P<addr>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)(?![\w@])")
 _PHONE_CONTEXT = re.compile(r"\b(?:number|phone|mobile|cell|sim|whatsapp|call|text|reach)\b", _I)

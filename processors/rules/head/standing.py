@@ -99,7 +99,14 @@ _CYCLE = re.compile(
 
 
 def read_billing(clause: Clause) -> list[Finding]:
-    if not (own(clause) or re.match(r"^(?:billing|billed)\b", clause.text, _I)):
+    # "update my billing to monthly pls": the speaker asks for their own cycle.
+    asked = re.match(
+        r"^(?:(?:pls|please|can\s+you|could\s+you)\s+)?(?:update|change|switch|set|move|put)\s+"
+        r"(?:my|our|me|us)\b",
+        clause.text,
+        _I,
+    )
+    if not (own(clause) or asked or re.match(r"^(?:billing|billed)\b", clause.text, _I)):
         return []
     found = _CYCLE.search(clause.text)
     if found is None:

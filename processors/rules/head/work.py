@@ -261,7 +261,9 @@ _PLAN_LEAD = compile_all(
     rf"^(?:I|we)(?:'m|'re|\s+am|\s+are|'ve\s+been|\s+have\s+been){ADVERBS}\s+on\s+"
     r"(?:the\s+|a\s+|an\s+|our\s+|my\s+)?"
     r"(?P<rest>.+)$",
-    rf"^(?:I|we)(?:'ve|\s+have)?{ADVERBS}\s+(?:upgraded|downgraded|switched|moved|changed|bumped\s+up|"
+    # "upgraded to the team plan on friday": chat drops the "I".
+    rf"^(?:(?:I|we)(?:'ve|\s+have)?{ADVERBS}\s+|(?:just|finally|recently)\s+)?"
+    r"(?:upgraded|downgraded|switched|moved|changed|bumped\s+up|"
     r"(?:went|gone|stepped|moved)\s+(?:up|down)|"
     r"subscribed|signed\s+up)(?:\s+(?:my|our)\s+(?:plan|account|subscription|workspace))?\s+"
     r"(?:to|for)\s+(?:the\s+|a\s+|an\s+)?(?P<rest>.+)$",

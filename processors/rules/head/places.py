@@ -1,0 +1,54 @@
+"""Which home slot a place name fills: a city, a region or a country.
+
+A library (the gazetteer) knows an uncased name; a capitalised unknown one is taken as a
+city. Names that are a city in one reading and something else in another are refused.
+"""
+
+from __future__ import annotations
+
+import re
+
+from slotwise.processors.rules import gazetteer
+from slotwise.processors.rules.values import BOUNDARY, proper_noun, strip_the
+from slotwise.processors.rules.words import AMBIGUOUS_PLACES, COMMON_WORD_PLACES, PLANS
+
+__all__ = ["home_place", "place_kind"]
+
+_I = re.IGNORECASE
+
+
+def place_kind(place: str, cased: bool) -> tuple[str, str] | None:
+    """``(attribute, canonical)`` for a place name; None when no library knows an uncased one."""
+    if place[:1].islower() and place.casefold() in COMMON_WORD_PLACES:
+        # "moved into our new place in spring": written in lower case, the season, not the
+        # town in Texas of the same name.
+        return None
+    if place.casefold() in AMBIGUOUS_PLACES or place.casefold() in PLANS:
+        # Georgia, Washington, Victoria: a city in one reading, a state in another; "Team",
+        # "Pro": a plan the speaker moved to.
+        return None
+    country = gazetteer.country(place)
+    if country is not None:
+        return "home_country", country
+    region = gazetteer.region(place)
+    if region is not None:
+        return "home_region", region
+    if gazetteer.city(place) is not None or (cased and place[:1].isupper()):
+        return "home_city", place
+    return None
+
+
+def home_place(rest: str, cased: bool) -> tuple[str, str] | None:
+    """The home slot and value of the place a clause's ``rest`` opens with."""
+    the = re.match(r"^the\s+(\w+)", rest, _I)
+    if the is not None and gazetteer.country(the.group(0)) is not None:
+        return "home_country", gazetteer.country(the.group(0)) or ""
+    rest = strip_the(rest)
+    found = proper_noun(rest, cased, limit=3)
+    if found is None or not BOUNDARY.match(found[1]):
+        return None
+    written = rest[: len(rest) - len(found[1])].strip()
+    # The library's canonical spelling is capitalised: the guard reads what was typed.
+    if written[:1].islower() and written.casefold() in COMMON_WORD_PLACES:
+        return None
+    return place_kind(found[0], cased)

@@ -142,6 +142,17 @@ _MOVER = re.compile(
     r"since\s+(?:(?:the|our|my)\s+move|moving)\b)",
     _I,
 )
+# "after 6 yrs in london we finally moved to brighton": the speaker just before the verb.
+_MOVER_BEFORE = re.compile(
+    r"(?:^|\s)(?:I|we)(?:'ve|\s+have)?(?:\s+(?:just|finally|recently|officially|actually))*\s+$", _I
+)
+# "moving to glasgow was never an option": the move itself denied, right after the place
+# ("since moving to boulder I can't find a bagel" denies something else).
+_DENIED_AFTER = re.compile(
+    r"^\s*(?:(?:is|was|has|had|would|will|did|does|never)(?:n't|\s+not|\s+never)?\s+)?"
+    r"(?:never|not|didn't|won't|isn't|wasn't|fell\s+through|didn't\s+happen)\b",
+    _I,
+)
 # After the place: where the clause may go on. A move still to come ("the move to Denver is
 # next month") is not yet a home; only a done one is ("… is done", "… was the best call").
 _AFTER_DONE = re.compile(
@@ -179,7 +190,10 @@ def _known_place(words: list[str], *, native: bool) -> tuple[str, str, int] | No
 
 def _moved_home(clause: Clause) -> list[Finding]:
     found = _MOVE.search(clause.text)
-    if found is None or not _MOVER.match(clause.text):
+    # "moving to glasgow was never an option": a move denied is none.
+    if found is None or NEGATION.search(clause.text[: found.start()]):
+        return []
+    if not (_MOVER.match(clause.text) or _MOVER_BEFORE.search(clause.text[: found.start()])):
         return []
     rest = strip_the(found["rest"] or found["resto"])
     named = proper_noun(rest, clause.cased, limit=3)
@@ -197,6 +211,8 @@ def _moved_home(clause: Clause) -> list[Finding]:
         after = " ".join(["", *words[size:]]) + named[1]
     else:
         after = rest[typed[size - 1].end() :]
+    if _DENIED_AFTER.match(after):
+        return []
     # "since the move to sheffield the commute is killing me": a move counted from is done.
     since = re.match(r"^since\b", clause.text, _I)
     if not since and not (_AFTER_PENDING if found["pending"] else _AFTER_DONE).match(after):

@@ -69,8 +69,14 @@ def read_correction(clause: Clause, head: Callable[[Clause], list[Finding]]) -> 
     ]
 
 
+# "it's sam.lee@gmail.com, not sam.le@gmail.com": an address put right by another.
+_AN_EMAIL = re.compile(r"^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$")
+
+
 def _bare(keep: str, old: str) -> list[Finding]:
     words = keep.lower().removeprefix("i'm ").strip()
+    if _AN_EMAIL.match(words) and _AN_EMAIL.match(old.strip(" .")):
+        return [Finding("email", words, f"User's email is {words}.", corrected=True)]
     for attribute, table in _BARE.items():
         if words in table and old in table and table[words] != table[old]:
             value = table[words]

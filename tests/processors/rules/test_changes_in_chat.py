@@ -47,6 +47,7 @@ def changed(text: str, attribute: str) -> set[tuple[object, bool]]:
         ("correction: vegan, not vegetarian", "diet", "vegan"),
         ("correction: i work at stripe, not square", "employer", "Stripe"),
         ("oops, i live in bristol not bath", "home_city", "Bristol"),
+        ("typo — it's sam.lee@gmail.com, not sam.le@gmail.com", "email", "sam.lee@gmail.com"),
     ],
 )
 def test_a_correction_reads_the_right_value_as_a_correction(
@@ -68,6 +69,7 @@ def test_a_correction_reads_the_right_value_as_a_correction(
         ("porto actually, not lisbon", "lisbon", "porto"),
         ("it should be porto not lisbon", "lisbon", "porto"),
         ("*vegan not vegetarian", "vegetarian", "vegan"),
+        ("no wait, i said mumbai but it's pune", "mumbai", "pune"),
         # An address keeps its dots: the swap is the whole address, never a piece of it.
         (
             "sorry typo, my email is jane.doe@proton.me not jane.doe@protn.me",
@@ -154,6 +156,7 @@ def test_someone_elses_or_a_planned_change_is_not_read(text: str, attribute: str
         ("we got engaged last night 💍", "relationship_status", "engaged"),
         ("we got married last saturday!!!", "relationship_status", "married"),
         ("upgraded to the team plan on friday", "plan", "Team"),
+        ("after 6 yrs in london we finally moved to brighton last month", "home_city", "Brighton"),
     ],
 )
 def test_a_change_said_in_passing_is_read(text: str, attribute: str, value: str) -> None:
@@ -174,6 +177,8 @@ def test_a_change_said_in_passing_is_read(text: str, attribute: str, value: str)
         ("we got separated in the crowd at the festival", "relationship_status"),
         ("thinking of switching to pro next month", "plan"),
         ("i plan on upgrading to the team plan", "plan"),
+        ("moving to glasgow was never an option", "home_city"),  # a move denied
+        ("after my brother moved to leeds we finally visited", "home_city"),
     ],
 )
 def test_a_look_alike_of_a_change_is_not_read(text: str, attribute: str) -> None:

@@ -142,6 +142,7 @@ _MOVER = re.compile(
     r"since\s+(?:(?:the|our|my)\s+move|moving)\b)",
     _I,
 )
+_SPEAKER = re.compile(r"^(?:I|we)\b", _I)
 # "after 6 yrs in london we finally moved to brighton": the speaker just before the verb.
 _MOVER_BEFORE = re.compile(
     r"(?:^|\s)(?:I|we)(?:'ve|\s+have)?(?:\s+(?:just|finally|recently|officially|actually))*\s+$", _I
@@ -242,7 +243,9 @@ def read_changed(clause: Clause, placed: set[str]) -> list[Finding]:
     """The new value of each slot not in ``placed`` that the clause says changed and whose
     vocabulary names exactly one value the clause does not mark as the old one."""
     text = clause.text
-    if NOT_NOW.search(text) or OTHER.match(text):
+    # The other-person pattern takes any capitalised word before "moved" ("We moved"), and
+    # case is ignored: the speaker's own "I" and "we" are never someone else.
+    if NOT_NOW.search(text) or (OTHER.match(text) and not _SPEAKER.match(text)):
         return []
     found: list[Finding] = []
     if not placed & {"home_city", "home_country", "home_region"}:

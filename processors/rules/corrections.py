@@ -21,7 +21,7 @@ from slotwise.processors.rules.words import DATABASES, DIETS
 __all__ = ["read_correction", "read_meant", "read_replacement"]
 
 _I = re.IGNORECASE
-_CONTRAST = re.compile(r"^(?P<keep>.+?),?\s+not\s+(?P<old>[\w' .+#@-]{1,40}?)[\s.!]*$", _I)
+_CONTRAST = re.compile(r"^(?P<keep>.+?),?\s+not\s+(?P<old>[\w' .+#@-]{1,40}?)[\W_]*$", _I)
 _LEAD = re.compile(
     r"^(?:(?:small\s+|quick\s+)?correction\s*:?\s*|(?:sorry|oops|wait|no|nope|ugh|ah|typo|"
     r"my\s+bad|hold\s+on|actually|autocorrect)\b[\s,!:.\u2014-]*|\*\s*|I\s+meant\s+|it's\s+|"

@@ -12,7 +12,7 @@ from slotwise.processors.rules import gazetteer
 from slotwise.processors.rules.values import BOUNDARY, proper_noun, strip_the
 from slotwise.processors.rules.words import AMBIGUOUS_PLACES, COMMON_WORD_PLACES, PLANS
 
-__all__ = ["home_place", "place_kind"]
+__all__ = ["home_place", "place_kind", "typed_place"]
 
 _I = re.IGNORECASE
 
@@ -38,12 +38,33 @@ def place_kind(place: str, cased: bool) -> tuple[str, str] | None:
     return None
 
 
+def typed_place(rest: str) -> tuple[str, str] | None:
+    """The longest opening of ``rest``'s first words, as typed in lower case, that the
+    gazetteer knows as a city or a country, and the text after it: "cape town since march"
+    is Cape Town, though "town" alone is an everyday word and "since" no name."""
+    words = list(re.finditer(r"[^\W\d_][\w'-]*", rest))[:3]
+    if not words or rest[: words[0].start()].strip():
+        return None
+    for size in range(len(words), 0, -1):
+        typed = rest[words[0].start() : words[size - 1].end()]
+        if typed.casefold() in COMMON_WORD_PLACES or typed.casefold() in AMBIGUOUS_PLACES:
+            continue
+        town = gazetteer.city_by_name(typed)
+        name = town.name if town is not None else gazetteer.country(typed)
+        if name is not None:
+            return name, rest[words[size - 1].end() :]
+    return None
+
+
 def home_place(rest: str, cased: bool) -> tuple[str, str] | None:
     """The home slot and value of the place a clause's ``rest`` opens with."""
     the = re.match(r"^the\s+(\w+)", rest, _I)
     if the is not None and gazetteer.country(the.group(0)) is not None:
         return "home_country", gazetteer.country(the.group(0)) or ""
     rest = strip_the(rest)
+    typed = None if cased else typed_place(rest)
+    if typed is not None and BOUNDARY.match(typed[1]):
+        return place_kind(typed[0], cased)
     found = proper_noun(rest, cased, limit=3)
     if found is None or not BOUNDARY.match(found[1]):
         return None

@@ -13,6 +13,7 @@ import re
 from slotwise.processors.rules import gazetteer
 from slotwise.processors.rules.clauses import Clause
 from slotwise.processors.rules.findings import Finding
+from slotwise.processors.rules.head.places import typed_place
 from slotwise.processors.rules.head.spoken import own_or_bare
 from slotwise.processors.rules.values import BOUNDARY, proper_noun, strip_the
 
@@ -62,7 +63,10 @@ def read_home_otherwise(clause: Clause) -> list[Finding]:
         # "the berlin life" opens on "the" and is still the speaker's.
         if pattern is not _LIFE and not own_or_bare(clause):
             return []
-        named = proper_noun(strip_the(found["rest"]), clause.cased, limit=3)
+        rest = strip_the(found["rest"])
+        named = (None if clause.cased else typed_place(rest)) or proper_noun(
+            rest, clause.cased, limit=3
+        )
         if named is None or not BOUNDARY.match(named[1]):
             return []
         town = gazetteer.city_by_name(named[0])

@@ -128,7 +128,8 @@ def _new_value(attribute: str, text: str, *, replaced: bool) -> str | None:
 # A move and the place it goes to, in English, Spanish and Portuguese.
 _MOVE = re.compile(
     r"\b(?:(?P<done>moved|relocated|emigrated)|(?P<pending>move|moving|relocation))\s+"
-    r"(?:back\s+|over\s+|out\s+)?to\s+(?P<rest>.+)$|"
+    # "relocated from boston to atlanta": the place left, then the one moved to.
+    r"(?:back\s+|over\s+|out\s+)?(?:from\s+[\w' .-]{1,30}?\s+)?to\s+(?P<rest>.+)$|"
     # Spanish and Portuguese, the speaker's own moves only ("mudou" is someone else's).
     r"\b(?:(?P<dicho>me\s+mud[eé]|nos\s+mudamos|mudamos|me\s+mudei|mudei)\s+(?:de\s+vuelta\s+)?"
     r"(?:para\s+(?:o|a)|a|pra|para|pro)|(?:ahora\s+|agora\s+)?(?:vivo|moro)\s+(?:en|em|no|na))\s+"

@@ -85,7 +85,8 @@ _TIME_PHRASE = (
     r"wednesday|thursday|friday|saturday|sunday)|(?:a|two|three|a\s+few|\d+)\s+(?:days?|weeks?|"
     r"months?|years?)\s+ago|in\s+\d{4}|(?:on|from|next)\s+(?:monday|tuesday|wednesday|thursday|"
     r"friday|saturday|sunday)|next\s+(?:week|month)|"
-    r"(?:since|as\s+of)\s+(?:(?:last|this)\s+(?:week|month|year|spring|summer|autumn|fall|winter)|"
+    r"(?:since|as\s+of)\s+(?:(?:last|this)\s+(?:week|month|year|spring|summer|autumn|fall|winter|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)|today|yesterday|"
     r"january|february|march|april|june|july|august|september|october|november|december|\d{4}))"
 )
 _FRONT_TIME = re.compile(

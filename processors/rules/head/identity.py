@@ -8,6 +8,7 @@ from slotwise.processors.rules import gazetteer
 from slotwise.processors.rules.clauses import Clause
 from slotwise.processors.rules.findings import INFERRED, Finding
 from slotwise.processors.rules.head.matching import AM, compile_all, first_match, say
+from slotwise.processors.rules.head.places import spelled_out
 from slotwise.processors.rules.values import (
     BOUNDARY,
     bounded,
@@ -212,7 +213,7 @@ def _place_kind(place: str) -> tuple[str, str]:
     if key in AMBIGUOUS_PLACES or key in PLANS:
         # "moved to Team": a plan's name is a move of subscription, never a home.
         return "", place
-    return "home_city", place
+    return "home_city", spelled_out(place)
 
 
 def read_home(clause: Clause) -> list[Finding]:

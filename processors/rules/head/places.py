@@ -12,7 +12,7 @@ from slotwise.processors.rules import gazetteer
 from slotwise.processors.rules.values import BOUNDARY, proper_noun, strip_the
 from slotwise.processors.rules.words import AMBIGUOUS_PLACES, COMMON_WORD_PLACES, PLANS
 
-__all__ = ["home_place", "place_kind", "typed_place"]
+__all__ = ["home_place", "place_kind", "spelled_out", "typed_place"]
 
 _I = re.IGNORECASE
 
@@ -34,8 +34,17 @@ def place_kind(place: str, cased: bool) -> tuple[str, str] | None:
     if region is not None:
         return "home_region", region
     if gazetteer.city(place) is not None or (cased and place[:1].isupper()):
-        return "home_city", place
+        return "home_city", spelled_out(place)
     return None
+
+
+def spelled_out(place: str) -> str:
+    """The city's name for its initials ("sf", "NYC", "LA"); any other name as given."""
+    town = gazetteer.city(place)
+    initials = "".join(word[:1] for word in town.name.split()) if town is not None else ""
+    if town is not None and place.casefold() == initials.casefold() and len(initials) > 1:
+        return town.name
+    return place
 
 
 def typed_place(rest: str) -> tuple[str, str] | None:

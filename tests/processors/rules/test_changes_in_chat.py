@@ -166,6 +166,10 @@ def test_someone_elses_or_a_planned_change_is_not_read(text: str, attribute: str
             "home_city",
             "Austin",
         ),
+        # A city's initials are stored by its name, never as typed ("Sf").
+        ("moved to sf in january, finally", "home_city", "San Francisco"),
+        ("we moved to LA last year", "home_city", "Los Angeles"),
+        ("relocated from boston to atlanta in june", "home_city", "Atlanta"),
     ],
 )
 def test_a_change_said_in_passing_is_read(text: str, attribute: str, value: str) -> None:
@@ -188,6 +192,8 @@ def test_a_change_said_in_passing_is_read(text: str, attribute: str, value: str)
         ("i plan on upgrading to the team plan", "plan"),
         ("moving to glasgow was never an option", "home_city"),  # a move denied
         ("after my brother moved to leeds we finally visited", "home_city"),
+        ("my sister relocated from boston to atlanta", "home_city"),
+        ("we moved from the old office to the new one", "home_city"),
     ],
 )
 def test_a_look_alike_of_a_change_is_not_read(text: str, attribute: str) -> None:

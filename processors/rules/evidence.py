@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["supported"]
+__all__ = ["food_only", "supported"]
 
 _I = re.IGNORECASE
 
@@ -75,5 +75,12 @@ def supported(attribute: str, text: str) -> bool:
     if attribute == "plan":
         return bool(_SUBSCRIPTION.search(text))
     if attribute == "diet":
-        return any(not _DISH.match(text[m.end() :].lstrip()) for m in _DIET_WORD.finditer(text))
+        return _DIET_WORD.search(text) is not None and not food_only(text)
     return True
+
+
+def food_only(text: str) -> bool:
+    """``text`` has diet words and every one describes food ("a dairy-free recipe"), none
+    the speaker."""
+    words = list(_DIET_WORD.finditer(text))
+    return bool(words) and all(_DISH.match(text[m.end() :].lstrip()) for m in words)

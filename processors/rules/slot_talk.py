@@ -199,7 +199,8 @@ _RELATIONSHIP = (
 )
 _RELATIONSHIP_NOUNS = (
     r"married|wedding|husband|wife|fianc|engaged|single\b|dating|seeing\s+someone|widow|"
-    r"partner\b|\btogether\b|girlfriend|boyfriend|\bgf\b|\bbf\b|novi[oa]|namorad|casad|"
+    r"partner\b|(?:got|get|getting|back|moved\s+in|living|live|been)\s+together\b|"
+    r"\btogether\s+(?:now|again|officially)\b|girlfriend|boyfriend|\bgf\b|\bbf\b|novi[oa]|namorad|casad|"
     r"solter[oa]|solteir[oa]"
 )
 # A child born, not the speaker's own birth: "born in valparaíso", "i was born in 1990".

@@ -37,6 +37,7 @@ from slotwise.processors.rules.slot_talk import (
     SAME_AGAIN,
     TALK,
 )
+from slotwise.processors.rules.small_talk import small_talk, to_listener
 from slotwise.processors.rules.swaps import Swap, read_swap
 from slotwise.processors.rules.talk_guards import (
     DONE_TO_ME,
@@ -252,7 +253,12 @@ def unsure_questions(
     if not placed and any(
         _CORRECTS.search(c.text)
         for c in clauses
-        if not (NOT_NOW.search(c.text) or OTHER.match(c.text) or _STILL.search(c.text))
+        if not (
+            NOT_NOW.search(c.text)
+            or OTHER.match(c.text)
+            or _STILL.search(c.text)
+            or to_listener(c.text)
+        )
     ):
         asked.append(_question(observation, None, observation.text, len(asked)))
     if moved is not None and "timezone" not in placed:
@@ -296,6 +302,8 @@ def _about_own(attribute: str, text: str, *, marked: bool) -> bool:
     that holds several changes nothing held unless something is taken away or corrected
     (``marked``); another service's plan or bill is not theirs with us."""
     if attribute in MANY and (_ANOTHER.search(text) or not marked):
+        return False
+    if small_talk(attribute, text, many=attribute in MANY):
         return False
     misnamed = MISNAMED.get(attribute)
     if misnamed is not None and misnamed.search(text):

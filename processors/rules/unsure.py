@@ -157,8 +157,15 @@ OTHER = re.compile(
     r"^(?:(?:my|our|his|her|their)\s+(?:sister|brother|mom|mum|mother|dad|father|friend|"
     r"partner|husband|wife|boss|manager|colleague|coworker|son|daughter|cousin|aunt|uncle|"
     r"girlfriend|boyfriend|roommate|flatmate|neighbou?r|parents?|kids?|office|landlord)|he|she|"
+    # A name is capitalised where the writer uses capitals: the pattern is read ignoring
+    # case, so the capital is asked for in case ("We moved", "Officially moved in" open on
+    # no one else); only a clause with no capital at all may name someone in lower case.
     r"(?!(?:today|yesterday|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
-    r"this|that|it|there|work|life)\b)[A-Z][a-z]+\s+(?:is|was|has|moved|left|got)|"
+    r"this|that|it|there|work|life|we|i|you|just|now|then|also|still|already|so|and|but|"
+    # An adverb opening a clause whose "I" was dropped; not every -ly word (Emily, Holly).
+    r"(?:final|recent|official|actual|basical|honest|literal|eventual|apparent|sudden|"
+    r"definite|current|original|initial|new|lucki|sadl?|happi|fortunate|unfortunate)ly)\b)"
+    r"(?:(?-i:[A-Z][a-z]+)|(?=(?-i:[^A-Z]*)$)[a-z]+)\s+(?:is|was|has|moved|left|got)|"
     # "sarah from accounting is leaving": someone introduced by where they are from.
     r"(?!(?:I|we|me)\b)[a-z]+\s+from\s+(?:the\s+)?\w+\s+(?:is|was|has|got|just))\b",
     _I,

@@ -74,7 +74,10 @@ _FILLER = re.compile(
     r"for context|fun fact|guess what|haha|lol|wow|cool|great|sure|right|as you know|"
     r"I\s+(?:just\s+|recently\s+)?(?:found\s+out|learned|realized|discovered)(?:\s+recently)?"
     r"(?:\s+that)?(?=\s+I\b)|"
-    r"(?:please\s+)?(?:remember|note)(?:\s+that)?)\b[,!:.]?\s+|(?:no|nope)[,!.]\s+|"
+    r"(?:please\s+)?(?:remember|note)(?:\s+that)?|"
+    # "not sure if i said but i quit": a doubt about the telling, not a condition on the news.
+    r"(?:not\s+sure|dunno|idk|i\s+don't\s+know)\s+if\s+i\s+(?:ever\s+)?(?:said|told\s+you|"
+    r"mentioned)(?:\s+(?:this|it|that))?(?:,?\s+but)?)\b[,!:.]?\s+|(?:no|nope)[,!.]\s+|"
     # "quick update: i'm a data engineer now": a heading before the statement.
     r"(?:(?:quick|small|little|big|life)\s+)?(?:update|news|heads\s+up)\s*[:!-]+\s*)",
     re.IGNORECASE,

@@ -43,7 +43,25 @@ def _alternation(words: Iterable[str]) -> str:
 _LANGUAGE = _alternation(LANGUAGES)
 _DEMONYM = _alternation(DEMONYMS)
 _PET = _alternation(SPECIES) + r"|fur\s*baby|perr[oa]|gat[oa]|cachorr[oa]"
-_JOB = _alternation(JOB_HEADS | {"head", "deputy", "chief", "dev", "swe", "eng", "sde"})
+# With the short forms people type: "mgr at brightwave since monday".
+_JOB = _alternation(
+    JOB_HEADS
+    | {
+        "head",
+        "deputy",
+        "chief",
+        "dev",
+        "swe",
+        "eng",
+        "sde",
+        "mgr",
+        "snr",
+        "sr",
+        "jr",
+        "svp",
+        "evp",
+    }
+)
 _NEW = r"(?:new|nuev[oa]|nov[oa])"
 # The parts of a company a career moves between: "moved from marketing into product".
 _FUNCTION = (
@@ -74,6 +92,9 @@ _HOME = (
     r"(?:big\s+)?move\b|keys\s+to\s+(?:the|my|our)\b|"
     r"closed\s+on\s+(?:the|a|our|my)\s+(?:\w+\s+)?(?:house|flat|"
     r"place|apartment|condo|home)\b|"
+    # The home as the subject of its own sale: "the denver place closed yesterday".
+    r"\b(?:the|our|my)\s+(?:\w+\s+)?(?:house|flat|place|apartment|condo)\s+(?:sale\s+)?"
+    r"(?:closed|completed|sold|went\s+through)\b|"
     # A lease or a deed, not a car loan nor a petition.
     r"signed\s+(?:a|the|for\s+a|for\s+the)\b(?!.*\b(?:car|van|bike|loan|petition|waiver|nda)\b)|"
     r"unpack|boxes\b|moving\s+(?:day|van|truck|company)|packing\s+up|house\s*warming|"
@@ -142,7 +163,9 @@ _TITLE_NOUNS = (
     r"desenvolvedor|enfermeir|enfermer|profesor|professor|m[eé]dic|abogad|advogad)|"
     rf"(?:senior|junior|lead|head|principal|staff)\s+(?:{_JOB})|"
     rf"(?:a|an|the)\s+(?:\w+\s+)?(?:{_JOB})\s+now\b|\b(?:{_JOB})\s+now\b|"
-    rf"\b(?:been|became|become|becoming)\s+(?:a|an|the)\s+(?:\w+\s+){{0,2}}(?:{_JOB})\b"
+    rf"\b(?:been|became|become|becoming)\s+(?:a|an|the)\s+(?:\w+\s+){{0,2}}(?:{_JOB})\b|"
+    # A fragment that opens on the title and the place: "mgr at brightwave since monday".
+    rf"^(?:(?:a|an|the)\s+)?(?:new\s+)?(?:{_JOB})\s+(?:at|@|with)\s"
 )
 _LANGUAGES = (
     rf"(?:learning|studying|practi[cs]ing|picking\s+up)\s+(?:some\s+)?(?:{_LANGUAGE})\b|"
@@ -212,7 +235,8 @@ _CHILD_BORN = (
 _CHILDREN = (
     r"newborn|pregnan|became\s+(?:a\s+)?(?:mum|mom|dad|parents?|mother|father)|"
     r"(?:mum|mom|dad|parent)\s+of\s+(?:one|two|three|\d)|family\s+of\s+(?:three|four|five|six|\d)|"
-    r"(?:i'm|im|i\s+am|we're|we\s+are)\s+(?:a\s+)?(?:mum|mom|dad|mother|father|parents?)\b|"
+    r"(?:i'm|im|i\s+am|we're|we\s+are|officially|finally)\s+(?:a\s+)?(?:mum|mom|dad|mother|father|"
+    r"parents?)\b|"
     r"empty\s+nest|(?:baby\s+)?(?:#|no\.?\s*|number\s+)(?:\d|two|three|four|five)\w*\s+(?:is\s+here|"
     r"arrived|was\s+born)|baby\s+(?:#|no\.?\s*|number\s+)\w+|"
     r"\b(?:we|i)(?:'ve|\s+have|\s+just)?\s+(?:had|welcomed)\s+(?:a|our)\s+(?:little\s+|baby\s+|"
@@ -224,7 +248,7 @@ _CHILDREN_NOUNS = (
 )
 _DIET = (
     r"animal\s+products|cut(?:ting)?\s+out\s+(?:all\s+)?(?:meat|dairy|animal|fish|gluten|sugar|"
-    r"carbs)|(?:eat|eating|ate)\s+\w+\s+again"
+    r"carbs)|(?:eat|eating|ate)\s+\w+\s+again|\b(?:meat|fish|dairy|bacon)\s+again\b"
 )
 _DIET_NOUNS = (
     r"\bvegan|vegetarian|veggie|pescatarian|plant-based|carnivore|\bketo\b|paleo|\bmeat\b|"
@@ -364,7 +388,7 @@ AFOOT = re.compile(
 LATELY = re.compile(
     r"\b(?:just|finally|recently|yesterday|last\s+(?:week|weekend|month|night|friday|monday|"
     r"tuesday|wednesday|thursday|saturday|sunday)|start|accepted|signed|handed|got|getting|"
-    r"over|ya|ayer|ontem|(?:is|are)\s+here|ended\s+up|this\s+(?:term|semester|quarter|sprint)|bye\s+bye|goodbye\s+to|farewell\s+to|"
+    r"over|ya|ayer|ontem|(?:is|are)\s+here|ended\s+up|this\s+(?:term|semester|quarter|sprint)|bye|goodbye|farewell|adeus|tchau|"
     r"after\s+\d+\s+(?:yrs|years|months)|semana\s+pas+ada|mes\s+pasado|m[eê]s\s+passado|"
     r"out\s+of\s+date|outdated|(?:is|'s)\s+old)\b",
     _I,

@@ -12,7 +12,7 @@ import re
 
 from slotwise.processors.rules.gazetteer import city_by_name
 
-__all__ = ["left_town", "townsfolk"]
+__all__ = ["left_town", "town_to_town", "townsfolk"]
 
 _I = re.IGNORECASE
 
@@ -42,10 +42,41 @@ _OUT_OF = re.compile(
 )
 
 
+# A goodbye said to a city: "bye london 👋", "farewell berlin, hello porto".
+_FAREWELL = re.compile(
+    r"\b(?:bye(?:\s+bye)?|goodbye|farewell|so\s+long|adios|adi[oó]s|adeus|tchau|ciao)\s+"
+    r"(?:to\s+)?([a-z]+(?:\s+[a-z]+)?)",
+    _I,
+)
+
+
+def _known(words: list[str]) -> bool:
+    return any(city_by_name(" ".join(words[:n])) is not None for n in (1, 2))
+
+
 def left_town(text: str) -> bool:
     """Whether the clause has the speaker out of a city the gazetteer knows by its name."""
-    for m in _OUT_OF.finditer(text):
-        words = m.group(1).split()
-        if any(city_by_name(" ".join(words[:n])) is not None for n in (1, 2)):
+    found = [*_OUT_OF.finditer(text), *_FAREWELL.finditer(text)]
+    return any(_known(m.group(1).split()) for m in found)
+
+
+# One place to the next by an arrow: "NYC → LA", "berlin -> lisbon", "Leeds ➡️ York".
+_ARROW = re.compile(
+    r"(?:^|[\s(])([A-Za-z][\w.'-]*(?:\s+[A-Za-z][\w.'-]*)?)\s*(?:→|->|=>|➡\ufe0f?|⟶)\s*"
+    r"([A-Za-z][\w.'-]*(?:\s+[A-Za-z][\w.'-]*)?)"
+)
+# Initials a writer gives a city in capitals: "NYC", "LA", "SF".
+_INITIALS = re.compile(r"^[A-Z]{2,4}$")
+
+
+def town_to_town(text: str) -> bool:
+    """Whether the clause puts an arrow from one city to another: either end a city the
+    gazetteer knows by its name, or both ends a city's initials. A trip is told the same
+    way, so the caller asks only when the clause says the change is done."""
+    for m in _ARROW.finditer(text):
+        ends = [m.group(1).split(), m.group(2).split()]
+        if any(_known(words) or _known(words[-1:]) for words in ends):
+            return True
+        if all(len(words) == 1 and _INITIALS.match(words[0]) for words in ends):
             return True
     return False

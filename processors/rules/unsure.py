@@ -55,7 +55,7 @@ from slotwise.processors.rules.talk_guards import (
     THEIRS,
     THESE_DAYS,
 )
-from slotwise.processors.rules.town_talk import left_town, townsfolk
+from slotwise.processors.rules.town_talk import left_town, town_to_town, townsfolk
 from slotwise.topics.records import CandidateFact, Observation
 
 __all__ = ["CUES", "MANY", "MARKER", "NOT_NOW", "OTHER", "Placer", "unsure_questions"]
@@ -148,7 +148,9 @@ MARKER = re.compile(
     r"signed|from\s+now\s+on|going\s+forward|swapped|replaced|dropped|ditched|joined|"
     r"first\s+day|day\s+one|farewell|resigned|redundant|migrated|wait|oops|sorry|my\s+bad|"
     r"mixed\s+(?:up|them\s+up)|(?:had|welcomed)\s+(?:a|our)\s+(?:baby|son|daughter|little)|adopted|"
-    r"rehomed|graduated|enrolled|settled|nowadays|lately|rather|prefer|(?:gone|went|turned)(?!\s+(?:off|out|on|to|well|wrong|by|through|down|up|in|into|for|"
+    r"rehomed|graduated|enrolled|settled|nowadays|lately|rather|prefer|different|"
+    # "the old job is history", "veganism is over for me": what held is behind the speaker.
+    r"(?:is|'s)\s+(?:history|over|behind\s+(?:me|us))|(?:gone|went|turned)(?!\s+(?:off|out|on|to|well|wrong|by|through|down|up|in|into|for|"
     r"home|ok|okay|great|fine|bad|over)\b))\b",
     _I,
 )
@@ -286,7 +288,9 @@ def _named(text: str, *, marked: bool, afoot: bool) -> list[str]:
     cues = list(CUES.items()) if marked else []
     nouns = list(NOUNS.items()) if afoot else []
     named = list(dict.fromkeys(a for a, w in [*cues, *nouns, *TALK.items()] if w.search(text)))
-    if "home_city" not in named and ((afoot and townsfolk(text)) or left_town(text)):
+    if "home_city" not in named and (
+        (afoot and townsfolk(text)) or left_town(text) or (marked and town_to_town(text))
+    ):
         named.append("home_city")
     if named and SO_FAR.search(text) and not _changed_beyond_lately(text):
         return []  # "my commute is brutal these days": how it goes, not what changed
@@ -362,9 +366,13 @@ _SOMEONE = re.compile(
 )
 
 
+# "sorry not sorry" owns up to nothing and swaps no words.
+_NO_SLIP = re.compile(r"\bsorry,?\s+not\s+sorry\b", _I)
+
+
 def _own_swap(text: str) -> Swap | None:
     """The swap of words the speaker's own correction states, if it is plainly theirs."""
-    plain = text.replace("\u2019", "'")
+    plain = _NO_SLIP.sub(" ", text.replace("\u2019", "'"))
     if not _OWN_SLIP.search(plain) or _SOMEONE.search(plain) or NOT_NOW.search(plain):
         return None
     return read_swap(plain)

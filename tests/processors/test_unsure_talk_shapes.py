@@ -1,0 +1,125 @@
+"""The uncertain middle on the shapes a change takes outside a plain "I" sentence: the
+thing as the subject ("the denver place closed yesterday", "new email, same old me"),
+fragments and emoji ("NYC → LA ✈️ done", "bye london 👋"), a change in the third or
+fourth sentence, a capitalised opening that is no one's name ("Officially moved in"), and
+a doubt about the telling before the news ("not sure if i said but i quit my job"); and
+their look-alikes: a trip by arrow, a goodbye that names no city, someone else's move.
+
+Written for the reader before it was run on them, in the ways people type; not taken from
+the evaluation data."""
+
+from __future__ import annotations
+
+import pytest
+
+from slotwise.processors.schema import AttributeSchema
+from slotwise.processors.testing import read_turn
+
+SCHEMA = AttributeSchema.load()
+
+
+def spoken(text: str) -> set[str | None]:
+    """The slots the turn gives a candidate for: a value read, or a question asked."""
+    return {c.attribute for c in read_turn(text, SCHEMA, ask=True)}
+
+
+def asked(text: str) -> set[str | None]:
+    return {c.attribute for c in read_turn(text, SCHEMA, ask=True) if c.question is not None}
+
+
+CHANGES = [
+    # The thing as the subject.
+    ("the flat in leith is ours now, got the keys friday", "home_city"),
+    ("my new number is in the signup form, use that one", "phone"),
+    ("new email, same old me", "email"),
+    ("the Denver place closed yesterday so that's us out of colorado", "home_city"),
+    ("mgr at Brightwave since monday", "job_title"),
+    ("Veganism is over for me, had a burger last night", "diet"),
+    ("the old job is history, started somewhere new this week", "employer"),
+    ("My surname is different now that I'm married", "name"),
+    ("the new place is two streets from the sea", "home_city"),
+    ("my old address is no good anymore", "postal_address"),
+    # Fragments and emoji.
+    ("NYC → LA ✈️ done", "home_city"),
+    ("bye london 👋", "home_city"),
+    ("vegan 3 months now 🌱", "diet"),
+    ("new job 🎉🎉", "employer"),
+    ("engaged!!! 💍", "relationship_status"),
+    ("officially a mum 👶", "children_count"),
+    ("remote now 🏠💻", "work_arrangement"),
+    ("Berlin ➡️ Lisbon, finally", "home_city"),
+    ("meat again 🥩 sorry not sorry", "diet"),
+    # The change in a later sentence.
+    (
+        "Long week. Kids were sick. Anyway we moved to a bigger place in Leeds on Saturday.",
+        "home_city",
+    ),
+    ("hey! quick one. the app keeps logging me out. also i left Acme last week btw", "employer"),
+    ("So tired. Work is insane. Rain all week. Oh and I'm vegetarian now.", "diet"),
+    (
+        "Hi. Can you help with a cover letter? It's for a new role. I got laid off on Friday.",
+        "employer",
+    ),
+    (
+        "thanks for yesterday. the recipe worked. we got married on saturday!!",
+        "relationship_status",
+    ),
+    ("Hello again. Busy month. New city, new job, same cat.", "home_city"),
+    # A capitalised opening that names no one.
+    ("We moved to Porto last month.", "home_city"),
+    ("We moved house in the spring, the old flat was too small", "home_city"),
+    ("Officially moved in, boxes everywhere", "home_city"),
+    ("Finally left Deloitte!", "employer"),
+    ("Switched to annual billing this morning", "billing_cycle"),
+    ("Got divorced last year, it's final now", "relationship_status"),
+    # The news after a word about the telling.
+    ("just realised i never told you we moved to glasgow", "home_city"),
+    ("getting used to being married lol", "relationship_status"),
+    ("fyi my email changed", "email"),
+    ("not sure if i said but i quit my job", "employer"),
+    ("idk if i told you, we moved to leeds in may", "home_city"),
+    ("forgot to mention, i'm pescatarian now", "diet"),
+]
+
+
+@pytest.mark.parametrize(("text", "slot"), CHANGES)
+def test_a_change_in_any_shape_reaches_the_slot(text: str, slot: str) -> None:
+    assert slot in spoken(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We went to Porto last month, lovely trip",
+        "Sarah moved to Leeds last month",
+        "sarah moved to leeds last month",
+        "Emily moved to Leeds in the spring",
+        "Tom left Acme last week",
+        "Mum moved in with us over the winter",
+        "the flat in leith is my sister's now",
+        "my brother's new number is 07700900123",
+        "bye for now 👋",
+        "NYC → LA ✈️ next week for a conference",
+        "vegan brownies 🌱 are amazing",
+        "new phone case 📱",
+        "Would you move to Lisbon?",
+        "thinking about going vegan",
+        "Long week. Kids were sick. My friend moved to Leeds on Saturday.",
+        "Mark got married on saturday!!",
+        "the Denver office closed yesterday",
+        "my manager is new",
+        "new episode of the show tonight 🎉",
+        "my old job was in retail years ago",
+        "Emma is vegan now",
+        "not sure if i should quit my job",
+    ],
+)
+def test_what_only_looks_like_a_change_asks_nothing(text: str) -> None:
+    assert not asked(text)
+
+
+def test_every_new_shape_asks_without_a_value() -> None:
+    for text, slot in CHANGES:
+        for c in read_turn(text, SCHEMA, ask=True):
+            if c.attribute == slot and c.question is not None:
+                assert c.value is None, text

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from slotwise.processors.rules.talk_guards import HANDSET_WORDS
+from slotwise.processors.rules.talk_guards import ADVERTISED, HANDSET_WORDS
 from slotwise.processors.rules.words import DEMONYMS, JOB_HEADS, LANGUAGES, SPECIES
 
 __all__ = [
@@ -110,7 +110,7 @@ _HOME_NOUNS = (
 )
 _EMPLOYER = (
     rf"{_NEW}\s+(?:job|gig|company|employer|boss|manager|colleagues|contract|"
-    r"coworkers|co-workers|team(?:mates)?|trabajo|emprego|firm|startup|role)\b|"
+    rf"coworkers|co-workers|team(?:mates)?|trabajo|emprego|firm|startup|role)\b{ADVERTISED}|"
     # A badge or laptop handed in or first received, not what a badge says.
     r"handed\s+(?:in|back)\s+my\s+(?:\w+\s+)?(?:badge|laptop|keys|notice|resignation)|"
     r"got\s+my\s+(?:\w+\s+)?badge|onboarding|probation|exit\s+interview|leaving\s+(?:do|drinks|party)|"

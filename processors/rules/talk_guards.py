@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 __all__ = [
+    "ADVERTISED",
     "DONE_TO_ME",
     "ELSEWHERE",
     "HANDSET_WORDS",
@@ -165,6 +166,9 @@ ROUTINE = re.compile(
 
 # The words that date a state to the present without saying it changed.
 THESE_DAYS = re.compile(r"\b(?:these\s+days|nowadays|lately)\b", _I)
+
+# After "new job": a job advertised is none held ("a new job posting caught my eye").
+ADVERTISED = r"(?!\s+(?:posting|listing|ad|advert|opening|alert|board|search|hunt|application)s?\b)"
 
 # What a handset or an app has, not a number: "new phone case", "my phone died", "mobile team".
 HANDSET_WORDS = (

@@ -37,7 +37,9 @@ def townsfolk(text: str) -> bool:
 # The speaker out of a city for good: "after 6 years we're finally out of london".
 _OUT_OF = re.compile(
     r"\b(?:we're|we\s+are|i'm|im|i\s+am|finally|got|get|getting|moved)\s+(?:finally\s+|now\s+)?"
-    r"out\s+of\s+([a-z]+(?:\s+[a-z]+)?)",
+    r"out\s+of\s+([a-z]+(?:\s+[a-z]+)?)|"
+    # "finally left london": a city left for good, not "left london at 6am" for a day.
+    r"\bfinally\s+left\s+([a-z]+(?:\s+[a-z]+)?)",
     _I,
 )
 
@@ -57,7 +59,7 @@ def _known(words: list[str]) -> bool:
 def left_town(text: str) -> bool:
     """Whether the clause has the speaker out of a city the gazetteer knows by its name."""
     found = [*_OUT_OF.finditer(text), *_FAREWELL.finditer(text)]
-    return any(_known(m.group(1).split()) for m in found)
+    return any(_known((m.group(1) or m.group(2)).split()) for m in found)
 
 
 # One place to the next by an arrow: "NYC → LA", "berlin -> lisbon", "Leeds ➡️ York".

@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from slotwise.processors.model import stable_id
 from slotwise.processors.rules.clauses import NEGATION, Clause
 from slotwise.processors.rules.gazetteer import city
+from slotwise.processors.rules.passing import said_in_passing
 from slotwise.processors.rules.slot_talk import (
     AFOOT,
     LATELY,
@@ -40,6 +41,7 @@ from slotwise.processors.rules.slot_talk import (
 from slotwise.processors.rules.small_talk import small_talk, to_listener
 from slotwise.processors.rules.swaps import Swap, read_swap
 from slotwise.processors.rules.talk_guards import (
+    ADVERTISED,
     DONE_TO_ME,
     ELSEWHERE,
     MISNAMED,
@@ -76,7 +78,8 @@ CUES: dict[str, re.Pattern[str]] = {
         r"movers|mud[eé]|mudamos|mudei|home\s+now|is\s+home|commute|neighbou?rhood|landlord|"
         r"new\s+(?:place|house|home|city)\b|settled\b|\bbased\b|back\s+in\b|relocation",
         "employer": r"notice\b|last\s+day\s+at|laid\s+off|let\s+go\b|fired\b|quit\s+(?:my\s+)?job|"
-        r"left\s+(?:my\s+job|(?-i:[A-Z])\w+)|start(?:ed|ing)?\s+at\b|new\s+job|joined\b|hired\b|"
+        r"left\s+(?:my\s+job|(?-i:[A-Z])\w+)|start(?:ed|ing)?\s+at\b|"
+        rf"new\s+job\b{ADVERTISED}|joined\b|hired\b|"
         r"resign|redundan|new\s+(?:gig|company|employer)|offer\s+from|first\s+day\s+at|"
         r"day\s+one\s+at|farewell",
         "job_title": r"promot|my\s+(?:role|title|position)\b|went\s+back\s+to\s+being|"
@@ -217,7 +220,9 @@ def unsure_questions(
     unnamed: list[str] = []
     moved: str | None = None  # the clause of a move no value was read from
     # A reminder of what was said tells no change.
-    for clause in [] if RESTATING.search(observation.text) else [*clauses, *_requests(observation)]:
+    # News said before a question or a wish reaches no value reader, but may be asked about.
+    heard = [*clauses, *said_in_passing(observation.text, clauses), *_requests(observation)]
+    for clause in [] if RESTATING.search(observation.text) else heard:
         text = clause.text
         if PARTNER.match(text) and "relationship_status" not in placed:
             placed.add("relationship_status")

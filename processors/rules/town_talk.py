@@ -12,7 +12,7 @@ import re
 
 from slotwise.processors.rules.gazetteer import city_by_name
 
-__all__ = ["left_town", "town_to_town", "townsfolk"]
+__all__ = ["left_town", "town_now", "town_to_town", "townsfolk"]
 
 _I = re.IGNORECASE
 
@@ -82,3 +82,24 @@ def town_to_town(text: str) -> bool:
         if all(len(words) == 1 and _INITIALS.match(words[0]) for words in ends):
             return True
     return False
+
+
+# A clause that opens on a city and "now", the city its subject of nothing ("london now has
+# a new mayor" is about London).
+_TOWN_NOW = re.compile(
+    r"^(?:(?:we're|i'm|im|we\s+are|i\s+am)\s+)?(?:(?:in|living\s+in|based\s+in)\s+)?"
+    r"([^\W\d_]+(?:\s+[^\W\d_]+)?)\s+now\b"
+    r"(?!\s+(?:has|have|is|are|was|were|got|gets|looks|feels|seems|says|said)\b)",
+    _I,
+)
+# An itinerary says where next: "paris now, rome tomorrow".
+_NEXT_STOP = re.compile(
+    r"\b(?:tomorrow|tonight|then|till|until|next|later|after\s+that|back\s+home)\b", _I
+)
+
+
+def town_now(text: str) -> bool:
+    """Whether the clause is a city the gazetteer knows by its name, said with "now" and no
+    next stop."""
+    found = _TOWN_NOW.match(text)
+    return found is not None and _known(found.group(1).split()) and not _NEXT_STOP.search(text)

@@ -57,7 +57,7 @@ from slotwise.processors.rules.talk_guards import (
     THEIRS,
     THESE_DAYS,
 )
-from slotwise.processors.rules.town_talk import left_town, town_to_town, townsfolk
+from slotwise.processors.rules.town_talk import left_town, town_now, town_to_town, townsfolk
 from slotwise.topics.records import CandidateFact, Observation
 
 __all__ = ["CUES", "MANY", "MARKER", "NOT_NOW", "OTHER", "Placer", "unsure_questions"]
@@ -294,7 +294,9 @@ def _named(text: str, *, marked: bool, afoot: bool) -> list[str]:
     nouns = list(NOUNS.items()) if afoot else []
     named = list(dict.fromkeys(a for a, w in [*cues, *nouns, *TALK.items()] if w.search(text)))
     if "home_city" not in named and (
-        (afoot and townsfolk(text)) or left_town(text) or (marked and town_to_town(text))
+        (afoot and (townsfolk(text) or town_now(text)))
+        or left_town(text)
+        or (marked and town_to_town(text))
     ):
         named.append("home_city")
     if named and SO_FAR.search(text) and not _changed_beyond_lately(text):

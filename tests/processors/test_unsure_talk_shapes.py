@@ -49,6 +49,12 @@ CHANGES = [
     ("remote now 🏠💻", "work_arrangement"),
     ("Berlin ➡️ Lisbon, finally", "home_city"),
     ("meat again 🥩 sorry not sorry", "diet"),
+    ("perth now! 3 hrs behind everyone at work", "home_city"),
+    ("Lisbon now 🇵🇹", "home_city"),
+    ("oslo now, the dark is no joke", "home_city"),
+    ("divorced. finally.", "relationship_status"),
+    ("ok so. big news. huge. we moved! Leeds!", "home_city"),
+    ("remote. for good. 🙌", "work_arrangement"),
     # The change in a later sentence.
     (
         "Long week. Kids were sick. Anyway we moved to a bigger place in Leeds on Saturday.",
@@ -112,6 +118,10 @@ def test_a_change_in_any_shape_reaches_the_slot(text: str, slot: str) -> None:
         "my old job was in retail years ago",
         "Emma is vegan now",
         "not sure if i should quit my job",
+        "london now has a new mayor",
+        "perth now? or later?",
+        "paris now, rome tomorrow, back home sunday 🎒",
+        "my sister is in lisbon now",
     ],
 )
 def test_what_only_looks_like_a_change_asks_nothing(text: str) -> None:

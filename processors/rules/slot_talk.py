@@ -374,6 +374,8 @@ AFOOT = re.compile(
     # Events that are changes in themselves.
     r"(?:eat(?:ing)?|drink(?:ing)?|back\s+(?:on|to)|single|smoking)\s+(?:\w+\s+)?again|"
     r"let\s+(?:me|us)\s+go|redundant|fired|sacked|laid\s+off|resigned|promoted|graduated|"
+    # Done to the speaker by the new employer: "Google hired me", "Stripe made me a lead".
+    r"hired\s+(?:me|us)|(?:made|making)\s+me\s+(?:a|an|the)|"
     r"enrolled|adopted|rehomed|married|divorced|engaged|split|broke\s+up|arrived|"
     rf"{_CHILD_BORN}|"
     r"unpacked|settled|weaned|tapered|bumped|eloped|poached|headhunted|called\s+it\s+quits|"

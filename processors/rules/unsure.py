@@ -170,7 +170,8 @@ OTHER = re.compile(
     # An adverb opening a clause whose "I" was dropped; not every -ly word (Emily, Holly).
     r"(?:final|recent|official|actual|basical|honest|literal|eventual|apparent|sudden|"
     r"definite|current|original|initial|new|lucki|sadl?|happi|fortunate|unfortunate)ly)\b)"
-    r"(?:(?-i:[A-Z][a-z]+)|(?=(?-i:[^A-Z]*)$)[a-z]+)\s+(?:is|was|has|moved|left|got)|"
+    r"(?:(?-i:[A-Z][a-z]+)|(?=(?-i:[^A-Z]*)$)[a-z]+)\s+"
+    r"(?:is|was|has|moved|left|got|split|broke|quit|started|joined|adopted)|"
     # "sarah from accounting is leaving": someone introduced by where they are from.
     r"(?!(?:I|we|me)\b)[a-z]+\s+from\s+(?:the\s+)?\w+\s+(?:is|was|has|got|just))\b",
     _I,

@@ -233,6 +233,13 @@ _NOTICE_ELSEWHERE = re.compile(
 )
 # Per slot, the phrases whose words look like the slot's but name something else; the
 # clause speaks about the slot only if it names it once they are taken away.
+# A kind of food asked for, not the speaker's diet: "so no meat recipes", "veggie options".
+_A_DISH = re.compile(
+    r"\b(?:meat|fish|dairy|vegan|vegetarian|veggie|keto|halal|kosher|plant-based)\s+(?:recipes?|"
+    r"dish(?:es)?|options?|meals?|menus?|restaurants?|places?|suggestions?|ideas?|brownies?)\b",
+    _I,
+)
+
 MISNAMED = {
     "phone": re.compile(f"{_HANDSET.pattern}|{_NOT_A_NUMBER.pattern}", _I),
     "home_city": re.compile(f"{_WORK_MOVE.pattern}|{_VENUE.pattern}", _I),
@@ -241,4 +248,5 @@ MISNAMED = {
     "plan": _JOB_CONTRACT,
     "team": _PREMISES,
     "job_title": _PREMISES,
+    "diet": _A_DISH,
 }

@@ -341,10 +341,15 @@ def _changed_beyond_lately(text: str) -> bool:
     return any(words.search(rest) for words in (MARKER, AFOOT, LESS, NEGATION, *TALK.values()))
 
 
+# A few words and a colon before the statement: "one more thing:", "also:", "p.s.:".
+_HEADING = re.compile(r"^(?:[\w.']+\s+){0,3}[\w.']+\s*:\s+")
+
+
 def _someone_else(text: str) -> bool:
     """The clause opens on someone else; "graduation was yesterday" opens on an event of
     a slot's own, not on a person named in lower case; "they moved me to growth" is done
     to the speaker."""
+    text = _HEADING.sub("", text)  # "one more thing: my wife is vegetarian"
     if DONE_TO_ME.match(text):
         return False
     if SOMEONE.match(text) or THEIRS.search(text):

@@ -13,7 +13,8 @@ exercises the same decisions the worker makes:
 * ``ScriptedMatcher`` — a ``SlotMatcher`` that answers from a script and
   records what it was shown.
 * ``read_turn`` — what the offline rules read from one user turn, the way the
-  reader's tests ask it.
+  reader's tests ask it; ``slots_spoken`` and ``slots_asked`` — the slots it gives
+  a candidate for, and those it asks a human about.
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ __all__ = [
     "MatchCall",
     "ScriptedMatcher",
     "read_turn",
+    "slots_asked",
+    "slots_spoken",
 ]
 
 # When a test's turn is said, unless it says otherwise: a Saturday morning.
@@ -77,6 +80,16 @@ def read_turn(
         for r in extract_records(observation, schema, classifier, ask=ask)
         if isinstance(r, CandidateFact)
     ]
+
+
+def slots_spoken(text: str, schema: AttributeSchema) -> set[str | None]:
+    """The slots one turn gives a candidate for: a value read, or a question asked."""
+    return {c.attribute for c in read_turn(text, schema, ask=True)}
+
+
+def slots_asked(text: str, schema: AttributeSchema) -> set[str | None]:
+    """The slots one turn asks a human about (None: a correction no slot was read for)."""
+    return {c.attribute for c in read_turn(text, schema, ask=True) if c.question is not None}
 
 
 EmbedFn = Callable[[Sequence[str]], list[list[float]]]

@@ -11,13 +11,13 @@ from __future__ import annotations
 import pytest
 
 from slotwise.processors.schema import AttributeSchema
-from slotwise.processors.testing import read_turn
+from slotwise.processors.testing import slots_asked
 
 SCHEMA = AttributeSchema.load()
 
 
 def asked(text: str) -> set[str | None]:
-    return {c.attribute for c in read_turn(text, SCHEMA, ask=True) if c.question is not None}
+    return slots_asked(text, SCHEMA)
 
 
 @pytest.mark.parametrize(

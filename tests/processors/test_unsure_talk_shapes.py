@@ -13,18 +13,17 @@ from __future__ import annotations
 import pytest
 
 from slotwise.processors.schema import AttributeSchema
-from slotwise.processors.testing import read_turn
+from slotwise.processors.testing import read_turn, slots_asked, slots_spoken
 
 SCHEMA = AttributeSchema.load()
 
 
 def spoken(text: str) -> set[str | None]:
-    """The slots the turn gives a candidate for: a value read, or a question asked."""
-    return {c.attribute for c in read_turn(text, SCHEMA, ask=True)}
+    return slots_spoken(text, SCHEMA)
 
 
 def asked(text: str) -> set[str | None]:
-    return {c.attribute for c in read_turn(text, SCHEMA, ask=True) if c.question is not None}
+    return slots_asked(text, SCHEMA)
 
 
 CHANGES = [

@@ -50,7 +50,7 @@ _CLAUSE_BREAK = re.compile(
     # "no kids, one parrot named Captain": a list's denied item ends its own clause.
     r"|(?<=\bno\skids),\s+|(?<=\bno\schildren),\s+"
     # The Spanish and Portuguese "but" before a statement: "soy de rosario pero vivo en madrid".
-    r"|,?\s+(?:pero|mas)\s+(?=(?:vivo|vivimos|moro|moramos|trabajo|trabalho|hablo|falo|soy|sou)\b)"
+    r"|(?:,\s+|,?\s+(?:pero|mas|y|e)\s+)(?=(?:vivo|vivimos|moro|moramos|trabajo|trabalho|hablo|falo|soy|sou)\b)"
     # "…worth it now that I'm a head chef": the reason is a statement too.
     r"|,?\s+now\s+that\s+(?=(?:i|i'm|i've|we|we're|we've)\b)"
     # "…, don't suggest mongo": an instruction is its own clause, and its negation is not the
@@ -65,9 +65,24 @@ _CLAUSE_BREAK = re.compile(
     r"|(?:,|\s+\+)\s+(?=(?:based|living|live|work|working|married|single|engaged|divorced|on|"
     r"from|originally|starting|started|joining|joined|switched|gone|promoted|"
     r"allergic|vegan|vegetarian|pescatarian|hybrid|remote|fully|grew|born|speak|moved|"
-    r"no\s+kids|one\s+kid|(?:two|three|four)\s+(?:kids|cats|dogs))\b)",
+    r"no\s+kids|one\s+kid|(?:two|three|four)\s+(?:kids|cats|dogs))\b)"
+    # "I'm vegan and allergic to shellfish", "I live in leeds and work at the nhs": a second
+    # state or verb after "and" with the "I" dropped (whose it is, the clause before says).
+    r"|\s+and\s+(?=(?:allergic|vegan|vegetarian|pescatarian|based|living|work|working|live|"
+    r"married|engaged|speak|fluent|diagnosed|on\s+the\s+\w+\s+plan)\b)",
     re.IGNORECASE,
 )
+# A clause that opens on someone else: the clauses after it that dropped their subject are
+# theirs ("my sister is vegan and allergic to nuts"), not the speaker's; "she/they" is a
+# speaker's pronouns.
+_OTHERS_CLAUSE = re.compile(
+    r"^(?:he|she|they|he's|she's|they're|(?:my|our|his|her|their)\s+(?:\w+\s+)?(?:sister|"
+    r"brother|mum|mom|mother|dad|father|parents?|husband|wife|partner|boyfriend|girlfriend|son|"
+    r"daughter|kids?|friend|boss|colleague|coworker|cousin|aunt|uncle|flatmate|roommate|"
+    r"housemate|neighbou?r|manager|fianc[ée]e?|grand\w+)s?)\b(?!/)",
+    re.IGNORECASE,
+)
+_SPEAKER_OPENS = re.compile(r"^(?:I|I'm|I've|I'd|I'll|me|we|we're|we've)\b", re.IGNORECASE)
 _FILLER = re.compile(
     r"^(?:(?:hi|hey|hello|hiya|howdy|oh|ah|well|so|also|anyway|anyways|btw|by the way|yeah|yes|"
     r"yep|ok|okay|um|uh|honestly|actually|and|but|plus|now|fyi|just so you know|for the record|"
@@ -170,7 +185,7 @@ def split_clauses(text: str, *, cased: bool | None = None) -> Iterator[Clause]:
         if not sentence or sentence.endswith("?") or _QUESTION_START.match(sentence):
             continue
         sentence = _HOUSEHOLD_MOVE.sub("we", sentence)
-        carried = ""
+        carried, others = "", False
         for raw_clause in _CLAUSE_BREAK.split(_LEADING_REASON.sub(r"\g<said>; ", sentence)):
             # A condition governs its own clause and what follows it ("if I get the job,
             # I'll move"); a statement before it stands ("I'm allergic to sesame, so I
@@ -182,7 +197,13 @@ def split_clauses(text: str, *, cased: bool | None = None) -> Iterator[Clause]:
                 carried = clause
                 continue
             clause, carried = _front_time_to_end(f"{carried} {clause}".strip()), ""
-            clause = restore_subject(clause)
+            restored = restore_subject(clause)
+            if others and restored != clause:
+                continue  # someone else's clause went on with their subject dropped
+            if restored == clause:
+                speaker = _SPEAKER_OPENS.match(clause) is not None
+                others = bool(_OTHERS_CLAUSE.match(clause)) or (others and not speaker)
+            clause = restored
             if clause and len(clause) <= MAX_CLAUSE_CHARS and not _HYPOTHETICAL.search(clause):
                 yield Clause(clause, cased, _tense(clause), greeting)
 

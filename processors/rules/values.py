@@ -33,7 +33,7 @@ __all__ = [
 _TOKEN = re.compile(r"[^\s,;:()\"!?]+|[,;:()\"!?]")
 # What may follow a standing state ("I'm vegan now", "married for ten years"); "on Fridays" may not.
 STATE_AFTER = re.compile(
-    r"^\s*(?:$|,|(?:to|with|now|since|for|again|too|anymore|any\s+more|at\s+all|these\s+days|"
+    r"^\s*(?:$|,|(?:to|with|now|since|as\s+of|for|again|too|anymore|any\s+more|at\s+all|these\s+days|"
     r"last|this|yesterday|today|recently|happily)\b|in\s+\d{4})",
     re.IGNORECASE,
 )

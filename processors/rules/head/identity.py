@@ -81,7 +81,7 @@ _NAME = compile_all(r"^my\s+(?:full\s+|real\s+|legal\s+)?name(?:'s|\s+is)\s+(?P<
 _CALL_ME = compile_all(
     r"^(?:(?:you\s+can|please|just|feel\s+free\s+to|everyone|people|friends|my\s+friends)\s+)*"
     r"calls?\s+me\s+(?P<rest>.+)$",
-    r"^I\s+go\s+by\s+(?P<rest>.+)$",
+    rf"^I{ADVERBS}\s+go\s+by\s+(?P<rest>.+)$",
     r"^I\s+prefer\s+(?:to\s+be\s+called|being\s+called)\s+(?P<rest>.+)$",
 )
 _INTRO = re.compile(r"^I(?:'m|\s+am)\s+(?P<rest>.+)$")
@@ -315,11 +315,31 @@ def read_timezone(clause: Clause) -> list[Finding]:
 
 
 _NATIONALITY = compile_all(
-    rf"^{AM}\s+(?:a\s+|an\s+)?(?P<rest>[\w\s-]+?)(?:\s+citizen|\s+national)?$"
+    rf"^{AM}\s+(?:a\s+|an\s+)?(?P<rest>[\w\s-]+?)(?:\s+citizen|\s+national)?$",
+    r"^(?:yo\s+|eu\s+)?(?:soy|sou)\s+(?P<rest>\w+)$",
 )
+# "sou brasileira", "soy mexicano": the Spanish and Portuguese demonyms, both genders.
+_ROMANCE_DEMONYMS = {
+    f"{stem}{end}": english
+    for stems, english in (
+        (("brasileir", "brasileñ"), "Brazilian"),
+        (("mexican",), "Mexican"),
+        (("argentin",), "Argentinian"),
+        (("chilen",), "Chilean"),
+        (("colombian",), "Colombian"),
+        (("peruan",), "Peruvian"),
+        (("venezolan", "venezuelan"), "Venezuelan"),
+        (("cuban",), "Cuban"),
+        (("italian",), "Italian"),
+    )
+    for stem in stems
+    for end in "oa"
+} | {"español": "Spanish", "española": "Spanish", "portugués": "Portuguese",
+     "português": "Portuguese", "portuguesa": "Portuguese"}  # fmt: skip
 
 
 def read_nationality(clause: Clause) -> list[Finding]:
     found = first_match(_NATIONALITY, clause.text)
-    demonym = None if found is None else DEMONYMS.get(found["rest"].lower())
+    rest = "" if found is None else found["rest"].lower()
+    demonym = DEMONYMS.get(rest) or _ROMANCE_DEMONYMS.get(rest)
     return [] if demonym is None else [Finding("nationality", demonym, f"User is {demonym}.")]

@@ -320,7 +320,8 @@ _DB_SWITCH = compile_all(
 )
 _DB_USE = compile_all(
     rf"^(?:I|we)(?:'re|'m|\s+are|\s+am)?{ADVERBS}\s+(?:use|using|run|running|rely\s+on)\s+"
-    r"(?P<rest>.+)$"
+    # "we use mongodb instead of postgres": the one in use, the one dropped named after.
+    r"(?P<rest>.+?)(?:\s+instead\s+of\s+.+)?$"
 )
 _DB_USE_AFTER = re.compile(
     r"^\s*(?:$|(?:as\s+(?:our|my|the)\s+(?:main\s+|primary\s+)?(?:database|db)|in\s+production|"

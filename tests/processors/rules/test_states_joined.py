@@ -1,0 +1,63 @@
+"""States joined in one clause, adverbs before the verb, and Spanish and Portuguese bios.
+
+Probed blind: "I'm vegan and allergic to X" is two facts; "as of monday I'm X" and "I now
+go by X" still state X; "we use mongodb instead of postgres" names the one in use. Their
+look-alikes: the same joined states said of someone else.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from slotwise.processors.schema import AttributeSchema
+from slotwise.processors.testing import read_turn
+
+SCHEMA = AttributeSchema.load()
+AT = datetime(2026, 3, 14, 10, 0, tzinfo=UTC)
+
+
+def facts(text: str) -> set[tuple[str | None, object]]:
+    return {(c.attribute, c.value) for c in read_turn(text, SCHEMA, at=AT) if c.attribute}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "im a vegan and allergic to shellfish fyi",
+            {("diet", "vegan"), ("allergies", "shellfish")},
+        ),
+        ("I'm a nurse and based in leeds", {("job_title", "nurse"), ("home_city", "Leeds")}),
+        ("as of last monday i'm vegetarian", {("diet", "vegetarian")}),
+        ("i'm pescatarian as of monday", {("diet", "pescatarian")}),
+        ("i now go by Alex btw", {("preferred_name", "Alex")}),
+        ("we now use mongodb instead of postgres", {("database", "MongoDB")}),
+        (
+            "vivo en madrid y trabajo en telefónica",
+            {("home_city", "Madrid"), ("employer", "Telefónica")},
+        ),
+        ("sou brasileiro, moro em porto", {("nationality", "Brazilian"), ("home_city", "Porto")}),
+        ("soy mexicana", {("nationality", "Mexican")}),
+    ],
+)
+def test_joined_and_adverbed_statements_are_read(
+    text: str, expected: set[tuple[str, object]]
+) -> None:
+    assert facts(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my sister is vegan and allergic to nuts",
+        "my sister is vegan, allergic to nuts",
+        "my mum had surgery, on painkillers now",
+        "he's married and based in leeds",
+        "salt and vinegar is my fave",
+        "sou de recife",
+    ],
+)
+def test_someone_elses_joined_states_are_not_the_speakers(text: str) -> None:
+    assert not {a for a, _ in facts(text)} - {"hometown"}

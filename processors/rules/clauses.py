@@ -10,11 +10,12 @@ extractor, which only lets the rules that can represent them read the clause.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from slotwise.processors.dates import Tense
 from slotwise.processors.rules.chat import restore_subject
+from slotwise.processors.rules.values import job_title
 from slotwise.processors.rules.words import IRREGULAR_PAST
 
 __all__ = ["MAX_CLAUSE_CHARS", "NEGATION", "Clause", "split_clauses", "without_denial_aside"]
@@ -65,11 +66,15 @@ _CLAUSE_BREAK = re.compile(
     r"|(?:,|\s+\+)\s+(?=(?:based|living|live|work|working|married|single|engaged|divorced|on|"
     r"from|originally|starting|started|joining|joined|switched|gone|promoted|"
     r"allergic|vegan|vegetarian|pescatarian|hybrid|remote|fully|grew|born|speak|moved|"
-    r"no\s+kids|one\s+kid|(?:two|three|four)\s+(?:kids|cats|dogs))\b)"
-    # "I'm vegan and allergic to shellfish", "I live in leeds and work at the nhs": a second
-    # state or verb after "and" with the "I" dropped (whose it is, the clause before says).
-    r"|\s+and\s+(?=(?:allergic|vegan|vegetarian|pescatarian|based|living|work|working|live|"
-    r"married|engaged|speak|fluent|diagnosed|on\s+the\s+\w+\s+plan)\b)",
+    r"no\s+kids|one\s+kid|(?:two|three|four)\s+(?:kids|cats|dogs))\b)",
+    re.IGNORECASE,
+)
+# "I'm vegan and allergic to shellfish", "I live in leeds and work at the nhs": in a clause
+# the speaker opens, a second state or verb after "and" with the "I" dropped ("chicken and
+# veggie stir-fry" is no such clause).
+_AND_DROPPED = re.compile(
+    r"\s+and\s+(?=(?:allergic|based|living|work|working|live|married|engaged|speak|fluent|"
+    r"diagnosed)\b|(?:vegan|vegetarian|pescatarian)\s*(?:$|,|now|too|since|as\s+of)\b)",
     re.IGNORECASE,
 )
 # A clause that opens on someone else: the clauses after it that dropped their subject are
@@ -186,7 +191,12 @@ def split_clauses(text: str, *, cased: bool | None = None) -> Iterator[Clause]:
             continue
         sentence = _HOUSEHOLD_MOVE.sub("we", sentence)
         carried, others = "", False
-        for raw_clause in _CLAUSE_BREAK.split(_LEADING_REASON.sub(r"\g<said>; ", sentence)):
+        pieces = (
+            piece
+            for item in _bio_items(sentence)
+            for piece in _CLAUSE_BREAK.split(_LEADING_REASON.sub(r"\g<said>; ", item))
+        )
+        for raw_clause in _speaker_split(pieces):
             # A condition governs its own clause and what follows it ("if I get the job,
             # I'll move"); a statement before it stands ("I'm allergic to sesame, so I
             # check labels if I can").
@@ -206,6 +216,32 @@ def split_clauses(text: str, *, cased: bool | None = None) -> Iterator[Clause]:
             clause = restored
             if clause and len(clause) <= MAX_CLAUSE_CHARS and not _HYPOTHETICAL.search(clause):
                 yield Clause(clause, cased, _tense(clause), greeting)
+
+
+def _bio_items(clause: str) -> list[str]:
+    """ "30, nurse, leeds, 2 cats": a bio line's one bare job title as the speaker's statement
+    ("I'm a nurse") beside its other items, when the line has the speaker's age or a state of
+    theirs; any other clause as it is."""
+    items = [item.strip() for item in clause.split(",")]
+    if len(items) < 3 or not all(0 < len(item.split()) <= 4 for item in items):
+        return [clause]
+    titles = [i for i, item in enumerate(items) if job_title(item) == item.lower()]
+    aged = any(re.fullmatch(r"\d{2}|(?:age|aged)\s+\d{2}", item, re.I) for item in items)
+    if len(titles) != 1 or not (aged or any(restore_subject(item) != item for item in items)):
+        return [clause]
+    if any(_OTHERS_CLAUSE.match(item) for item in items):
+        return [clause]
+    items[titles[0]] = f"I'm a {items[titles[0]]}"
+    return items
+
+
+def _speaker_split(clauses: Iterable[str]) -> Iterator[str]:
+    """The clauses, those the speaker opens split where a second statement drops its "I"."""
+    for clause in clauses:
+        if _SPEAKER_OPENS.match(_strip_fillers(clause.strip())):
+            yield from _AND_DROPPED.split(clause)
+        else:
+            yield clause
 
 
 def _front_time_to_end(clause: str) -> str:

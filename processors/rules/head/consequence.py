@@ -148,7 +148,7 @@ _NOT_JOB = re.compile(
 # Where a first week is not at an employer.
 _NOT_EMPLOYER = frozenset(
     "uni university school college gym camp church practice clinic course class bootcamp "
-    "rehab physio therapy daycare nursery kindergarten".split()
+    "rehab physio therapy daycare nursery kindergarten remoto remote casa home distancia".split()
 )
 
 

@@ -29,7 +29,8 @@ __all__ = [
 
 _I = re.IGNORECASE
 
-_OWN = re.compile(r"^(?:I|I'm|I've|I'd|we|we're|we've|our|us|my|me)\b", _I)
+# The Spanish and Portuguese first person carries the "I" in its verb: "trabajo", "trabalho".
+_OWN = re.compile(r"^(?:I|I'm|I've|I'd|we|we're|we've|our|us|my|me|trabajo|trabalho)\b", _I)
 _OTHERS = re.compile(
     r"^(?:my|our)\s+(?:\w+\s+)?(?:brother|sister|mum|mom|mother|dad|father|parents?|husband|wife|"
     r"partner|boyfriend|girlfriend|fianc\w*|son|daughter|kids?|children|child|friend|friends|"
@@ -46,7 +47,10 @@ def own(clause: Clause) -> bool:
 
 _REMOTE = re.compile(
     r"\b(?:fully\s+|full[- ]time\s+|100%\s+|permanently\s+)?remote(?:ly)?\b|"
-    r"\bworking\s+from\s+home\b|\bwork\s+from\s+home\b",
+    r"\bworking\s+from\s+home\b|\bwork\s+from\s+home\b|"
+    # "trabajo en remoto", "trabajo desde casa", "trabalho remoto", "trabalho de casa".
+    r"^(?:trabajo|trabalho)\s+(?:en\s+remoto|remoto|a\s+distancia|desde\s+casa|de\s+casa|em\s+casa|"
+    r"(?:em\s+)?home\s+office)\b",
     _I,
 )
 # "hybrid", "two days a week in the office", "I'm in two days a week", "3 days from home".
@@ -62,7 +66,9 @@ _OFFICE = re.compile(
     r"\bback\s+in\s+the\s+office\b",
     _I,
 )
-_WORK_CONTEXT = re.compile(r"\b(?:work|working|job|office|wfh|remote|hybrid|commute|team)\b", _I)
+_WORK_CONTEXT = re.compile(
+    r"\b(?:work|working|job|office|wfh|remote|hybrid|commute|team|trabajo|trabalho)\b", _I
+)
 
 
 def read_work_arrangement(clause: Clause) -> list[Finding]:

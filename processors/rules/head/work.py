@@ -319,9 +319,11 @@ _DB_SWITCH = compile_all(
     r"(?:\s+from\s+\S+(?:\s+\S+)?)?\s+(?:to|onto|over\s+to)\s+(?P<rest>.+)$"
 )
 _DB_USE = compile_all(
+    # "we use mongodb instead of postgres": the one in use, the one dropped named after; "we're
+    # on postgres": a use names a database only the table knows.
     rf"^(?:I|we)(?:'re|'m|\s+are|\s+am)?{ADVERBS}\s+(?:use|using|run|running|rely\s+on)\s+"
-    # "we use mongodb instead of postgres": the one in use, the one dropped named after.
-    r"(?P<rest>.+?)(?:\s+instead\s+of\s+.+)?$"
+    r"(?P<rest>.+?)(?:\s+instead\s+of\s+.+)?$",
+    rf"^(?:I|we)(?:'re|'m|\s+are|\s+am){ADVERBS}\s+on\s+(?P<rest>.+?)(?:\s+instead\s+of\s+.+)?$",
 )
 _DB_USE_AFTER = re.compile(
     r"^\s*(?:$|(?:as\s+(?:our|my|the)\s+(?:main\s+|primary\s+)?(?:database|db)|in\s+production|"

@@ -40,6 +40,25 @@ def facts(text: str) -> set[tuple[str | None, object]]:
         ),
         ("sou brasileiro, moro em porto", {("nationality", "Brazilian"), ("home_city", "Porto")}),
         ("soy mexicana", {("nationality", "Mexican")}),
+        (
+            "trabajo en remoto y hablo inglés y español",
+            {("work_arrangement", "remote"), ("languages", "English"), ("languages", "Spanish")},
+        ),
+        ("vegetarian 🌱", {("diet", "vegetarian")}),
+        (
+            "I'm from Lagos originally but I've lived in Toronto for 6 years",
+            {("hometown", "Lagos"), ("home_city", "Toronto")},
+        ),
+        ("i've lived in berlin since 2019", {("home_city", "Berlin")}),
+        (
+            "we're on postgres and i mostly write python",
+            {("database", "Postgres"), ("programming_languages", "Python")},
+        ),
+        ("30, nurse, leeds, 2 cats", {("job_title", "nurse")}),
+        (
+            "hey! 27, product designer, based in glasgow. vegetarian 🌱",
+            {("job_title", "product designer"), ("home_city", "Glasgow"), ("diet", "vegetarian")},
+        ),
     ],
 )
 def test_joined_and_adverbed_statements_are_read(
@@ -57,6 +76,14 @@ def test_joined_and_adverbed_statements_are_read(
         "he's married and based in leeds",
         "salt and vinegar is my fave",
         "sou de recife",
+        # A past home, someone else's, a list of places: no home now.
+        "I've lived in Rome, Paris and Oslo",
+        "my sister has lived in Rome for years",
+        "I'm on redis duty this week",
+        # A bio line of someone else's, or a list of jobs to choose from.
+        "my brother, 30, nurse, leeds",
+        "nurse, doctor, teacher, which pays best",
+        "It's a flavorful and healthy grilled chicken and veggie stir-fry",
     ],
 )
 def test_someone_elses_joined_states_are_not_the_speakers(text: str) -> None:

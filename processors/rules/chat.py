@@ -139,8 +139,13 @@ def restore_subject(clause: str) -> str:
         return f"I'm a {clause[0].lower()}{clause[1:]}"
     if _TOPIC.match(clause) or _IT_DROPPED.match(clause):
         return clause
-    if _RESTORE_I.match(clause):
-        return f"I {clause[0].lower()}{clause[1:]}" if clause[:2] != "I " else clause
+    verb = _RESTORE_I.match(clause)
+    if verb is not None:
+        if clause[:2] == "I ":
+            return clause
+        # "working at deloitte" dropped "I'm", "work at deloitte" dropped "I".
+        subject = "I'm" if verb.group().lower().endswith("ing") else "I"
+        return f"{subject} {clause[0].lower()}{clause[1:]}"
     if _RESTORE_AM.match(clause):
         return f"I'm {clause[0].lower()}{clause[1:]}"
     return clause

@@ -63,7 +63,7 @@ _CLAUSE_BREAK = re.compile(
     r"switched|relocated|went\s+back)\b)"
     # Chat runs statements together with commas and drops the "I" ("from lagos, based in
     # london now"): a comma before a dropped-subject opening starts a new clause.
-    r"|(?:,|\s+\+)\s+(?=(?:based|living|live|work|working|married|single|engaged|divorced|on|"
+    r"|(?:,|\s+\+)\s+(?=(?:(?:now|currently)\s+)?(?:based|living|live|work|working|married|single|engaged|divorced|on|"
     r"from|originally|starting|started|joining|joined|switched|gone|promoted|"
     r"allergic|vegan|vegetarian|pescatarian|hybrid|remote|fully|grew|born|speak|moved|"
     r"no\s+kids|one\s+kid|(?:two|three|four)\s+(?:kids|cats|dogs))\b)",
@@ -238,7 +238,7 @@ def _bio_items(clause: str) -> list[str]:
 def _speaker_split(clauses: Iterable[str]) -> Iterator[str]:
     """The clauses, those the speaker opens split where a second statement drops its "I"."""
     for clause in clauses:
-        if _SPEAKER_OPENS.match(_strip_fillers(clause.strip())):
+        if _SPEAKER_OPENS.match(restore_subject(_strip_fillers(clause.strip()))):
             yield from _AND_DROPPED.split(clause)
         else:
             yield clause

@@ -20,7 +20,9 @@ CHANGE = re.compile(
     r"make\s+that|agora|ahora|nuev[oa]|novo|ya\s+no|já\s+não|(?:don't|do\s+not|stop)\s+call(?:ing)?"
     r"\s+me|relocated|relocating|settled|emigrated|joined|promoted|as\s+of|from\s+today|"
     r"me\s+mud[eé]|me\s+mudei|mudei|mudamos|nos\s+mudamos|should\s+(?:be|say|read)|i\s+said|got\s+(?:married|engaged|divorced|hitched)|"
-    r"the\s+move\s+to|(?:up|down)graded|quit|started|since\s+(?:moving|the\s+move))\b",
+    r"the\s+move\s+to|(?:up|down)graded|quit|started|since\s+(?:moving|the\s+move)|"
+    # "please change my payment method to paypal": a change asked for is a change said.
+    r"change\s+(?:my|me)\s+(?:\w+\s+){0,2}?to)\b",
     re.IGNORECASE,
 )
 

@@ -140,7 +140,7 @@ def read_introduction(clause: Clause) -> list[Finding]:
 
 _HOME = compile_all(
     rf"^I(?:'ve|\s+have)?{ADVERBS}\s+(?:live|reside|(?:moved|relocated)(?:\s+back|\s+over|"
-    rf"\s+out)?)(?:\s+with\s+(?:my|our)\s+\w+(?:\s+\w+)?)?\s+(?:in|to)\s+(?P<rest>.+)$",
+    rf"\s+out)?)(?:\s+alone|\s+with\s+(?:my|our)\s+\w+(?:\s+\w+)?)?\s+(?:in|to)\s+(?P<rest>.+)$",
     rf"^{AM}\s+(?:based|living|settled|located|residing)\s+(?:in|out\s+of)\s+(?P<rest>.+)$",
     # "I've lived in Toronto for 6 years": a home that lasts to now ("I've lived in Rome" alone
     # may be a past one).

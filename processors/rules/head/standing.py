@@ -148,7 +148,20 @@ _PAY = re.compile(
 )
 
 
+# "please switch my payment to invoice", "change my payment method to paypal": the request
+# names the method from now on, as "switch me to annual billing" names the cycle.
+_PAY_REQUEST = re.compile(
+    r"^(?:please\s+)?(?:change|switch|update|move|set)\s+my\s+(?:payment|billing)(?:\s+method)?"
+    r"\s+(?:over\s+)?to\s+(?P<method>(?:credit\s+|debit\s+|a\s+)?card|invoice|paypal|"
+    r"bank\s+transfer|direct\s+debit|sepa)\b(?:\s+(?:please|now|instead|from\s+now\s+on))*$",
+    _I,
+)
+
+
 def read_payment(clause: Clause) -> list[Finding]:
+    requested = _PAY_REQUEST.match(clause.text)
+    if requested is not None:
+        return _payment(" ".join(requested["method"].lower().split()))
     if not own(clause) and not re.match(r"^(?:paying|switched|moved)\b", clause.text, _I):
         return []
     if re.search(r"\bno\s+cards?\b|\bnot\s+(?:by|with)\b", clause.text, _I):
@@ -166,6 +179,10 @@ def read_payment(clause: Clause) -> list[Finding]:
         if found.groupdict().get("invoiced")
         else " ".join(found["method"].lower().split())
     )
+    return _payment(raw)
+
+
+def _payment(raw: str) -> list[Finding]:
     value = _METHODS.get(raw)
     if value is None:
         return []

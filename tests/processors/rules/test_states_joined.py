@@ -59,6 +59,16 @@ def facts(text: str) -> set[tuple[str | None, object]]:
             "hey! 27, product designer, based in glasgow. vegetarian 🌱",
             {("job_title", "product designer"), ("home_city", "Glasgow"), ("diet", "vegetarian")},
         ),
+        ("pls change my payment method to paypal", {("payment_method", "paypal")}),
+        ("please switch my payment to invoice", {("payment_method", "invoice")}),
+        (
+            "I'm single and live alone in Nairobi",
+            {("relationship_status", "single"), ("home_city", "Nairobi")},
+        ),
+        (
+            "originally from Kraków, now living in London and working at Deloitte",
+            {("hometown", "Kraków"), ("home_city", "London"), ("employer", "Deloitte")},
+        ),
     ],
 )
 def test_joined_and_adverbed_statements_are_read(
@@ -84,7 +94,15 @@ def test_joined_and_adverbed_statements_are_read(
         "my brother, 30, nurse, leeds",
         "nurse, doctor, teacher, which pays best",
         "It's a flavorful and healthy grilled chicken and veggie stir-fry",
+        "my sister, now living in London and working at Deloitte",
+        # A request about someone else's account is not the speaker's method.
+        "please switch my payment to invoice for the team account",
     ],
 )
 def test_someone_elses_joined_states_are_not_the_speakers(text: str) -> None:
     assert not {a for a, _ in facts(text)} - {"hometown"}
+
+
+def test_a_change_asked_for_carries_the_change_marker() -> None:
+    found = read_turn("pls change my payment method to paypal", SCHEMA, at=AT)
+    assert [(c.value, c.stated_change) for c in found] == [("paypal", True)]

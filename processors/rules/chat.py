@@ -125,6 +125,13 @@ _BORN = re.compile(r"^(?:born\s+(?:and\s+raised\s+)?in|diagnosed\s+with)\b", _I)
 _RESTORE_HAVE = re.compile(r"^(?:(?:just|also|still|finally)\s+)*(?:been|gone)\b", _I)
 
 
+_WHERE_GERUND = re.compile(
+    r"^(?:(?:just|finally|recently|also|still|now|currently)\s+)*(?:working\s+(?:at|for|as|"
+    r"remotely|from\s+home)|living\s+(?:in|with|at|alone))\b",
+    _I,
+)
+
+
 def restore_subject(clause: str) -> str:
     """The clause with the speaker put back where chat dropped them."""
     if not clause or _HAS_SUBJECT.match(clause):
@@ -143,8 +150,9 @@ def restore_subject(clause: str) -> str:
     if verb is not None:
         if clause[:2] == "I ":
             return clause
-        # "working at deloitte" dropped "I'm", "work at deloitte" dropped "I".
-        subject = "I'm" if verb.group().lower().endswith("ing") else "I"
+        # "working at deloitte" dropped "I'm", "work at deloitte" dropped "I"; "working on
+        # cars must be rewarding" is a topic, read as nobody's.
+        subject = "I'm" if _WHERE_GERUND.match(clause) else "I"
         return f"{subject} {clause[0].lower()}{clause[1:]}"
     if _RESTORE_AM.match(clause):
         return f"I'm {clause[0].lower()}{clause[1:]}"

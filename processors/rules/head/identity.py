@@ -265,6 +265,7 @@ _NATIVE = compile_all(
     r"^my\s+(?:native|first|mother)\s+(?:language|tongue)\s+is\s+(?P<rest>.+)$",
     r"^(?P<rest>\w+)\s+is\s+my\s+(?:native|first|mother)\s+(?:language|tongue)\b",
     rf"^{AM}\s+(?:a\s+)?native\s+(?P<rest>.+?)\s+speaker$",
+    rf"^I{ADVERBS}\s+speak\s+(?P<rest>\w+)\s+natively$",
 )
 _LANGUAGE_QUALIFIERS = re.compile(
     r"^(?:a\s+little(?:\s+bit)?(?:\s+of)?|a\s+bit\s+of|un\s+poco\s+de|um\s+pouco\s+de|some|basic|"

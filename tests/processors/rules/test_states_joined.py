@@ -69,6 +69,7 @@ def facts(text: str) -> set[tuple[str | None, object]]:
             "originally from Kraków, now living in London and working at Deloitte",
             {("hometown", "Kraków"), ("home_city", "London"), ("employer", "Deloitte")},
         ),
+        ("I speak Hindi natively and I'm learning Japanese", {("native_language", "Hindi")}),
     ],
 )
 def test_joined_and_adverbed_statements_are_read(
@@ -97,6 +98,8 @@ def test_joined_and_adverbed_statements_are_read(
         "my sister, now living in London and working at Deloitte",
         # A request about someone else's account is not the speaker's method.
         "please switch my payment to invoice for the team account",
+        "my sister speaks Hindi natively",
+        "Working on cars helps me chill and clear my head",
     ],
 )
 def test_someone_elses_joined_states_are_not_the_speakers(text: str) -> None:

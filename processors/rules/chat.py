@@ -58,8 +58,9 @@ _SHORTHAND: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"[,;]?\s*\b(?:no\s+(?:big\s+deal|worries|joke|cap|kidding)|wish\s+me\s+luck)\b", "", _I),
         (r"\blol\b|\blmao\b|\bhaha+\b|\bugh+\b|\bomg\b", "", _I),
         (r"!{2,}", "!", 0),
-        # "vegetarian 🌱": a pictograph decorates a statement, it is no word of it.
-        (r"\s*[\U0001F300-\U0001FAFF\u2600-\u27BF\uFE0F\u200D]+", "", 0),
+        # "vegetarian 🌱": a pictograph decorates a statement, it is no word of it (an arrow or
+        # a plane, "berlin ➡️ lisbon ✈️", may be one, and stays).
+        (r"\s*[\U0001F300-\U0001FAFF](?:[\uFE0F\u200D]|[\U0001F300-\U0001FAFF])*", "", 0),
     )
 )
 

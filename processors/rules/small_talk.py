@@ -39,13 +39,32 @@ _GENERAL = re.compile(
     _I,
 )
 _DIET_SLOTS = frozenset({"diet", "allergies"})
+# A likeness or a memory, not a change: "it's like being a kid again", "it reminds me of
+# when I had a dog", and a place described by what happened there ("that's where we got
+# engaged"), but not one the speaker lives in now ("that's where we moved").
+_FIGURATIVE = re.compile(
+    r"\blike\s+being\b|\bas\s+(?:if|though)\b|\breminds?\s+me\s+of\b|\breminded\s+me\s+of\b|"
+    r"(?:\b(?:is|was)|'s)\s+where\s+(?:i|we)\s+"
+    r"(?!(?:moved|relocated|live|living)\b)(?:got|was|were|met|had|\w+ed)\b",
+    _I,
+)
+# Someone else's death, not the speaker's partner's: "when my grandad passed" makes no
+# widow of the speaker.
+_KIN_DEATH = re.compile(
+    r"\b(?:my|our|his|her|their)\s+(?!(?:husband|wife|hubby|partner|spouse|fianc\w*|girlfriend|"
+    r"boyfriend)\b)[\w'-]+\s+(?:passed(?:\s+away|\s+on)?|died)\b",
+    _I,
+)
 
 
 def small_talk(attribute: str, text: str, *, many: bool) -> bool:
     """Whether the clause names ``attribute`` in talk that cannot change the speaker's
-    own: the listener's, everyone's (for a slot that holds several values, where only
-    the speaker's own adds or takes away one), or a dish."""
-    if to_listener(text):
+    own: the listener's, a likeness or a memory, someone else's death, everyone's (for a
+    slot that holds several values, where only the speaker's own adds or takes away one),
+    or a dish."""
+    if to_listener(text) or _FIGURATIVE.search(text):
+        return True
+    if attribute == "relationship_status" and _KIN_DEATH.search(text):
         return True
     if many and not _FIRST_PERSON.search(text) and _GENERAL.match(text):
         return True

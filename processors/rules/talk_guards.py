@@ -121,7 +121,9 @@ OTHER_SERVICE = re.compile(
 PARTNER = re.compile(
     r"^(?:my|our)\s+(?:new\s+)?(?:girlfriend|boyfriend|gf|bf|partner|husband|wife|hubby|"
     r"fianc[eé]e?|novi[oa]|namorad[oa])\b(?=.*\b(?:moved\s+in|proposed|popped\s+the\s+question|"
-    r"left\s+me|dumped\s+me|broke\s+up|asked\s+me\s+out|said\s+yes|and\s+i\s+(?:got|are|split))\b)",
+    r"left\s+me|dumped\s+me|broke\s+up|asked\s+me\s+out|said\s+yes|and\s+i\s+(?:got|are|split))\b|"
+    # The partner's own death leaves the speaker widowed; their dog's does not.
+    r"\s+(?:has\s+|had\s+|just\s+|sadly\s+)?(?:passed|died)\b)",
     _I,
 )
 
@@ -240,6 +242,13 @@ _A_DISH = re.compile(
     _I,
 )
 
+# An animal word inside a compound adjective names no animal kept: "dog-friendly cafes",
+# "a pet-free building".
+_PET_COMPOUND = re.compile(
+    r"\b(?:dog|pet|cat|puppy|kitten|animal)s?-(?:friendly|free|proof|themed|shaped|loving|lovers?)\b",
+    _I,
+)
+
 MISNAMED = {
     "phone": re.compile(f"{_HANDSET.pattern}|{_NOT_A_NUMBER.pattern}", _I),
     "home_city": re.compile(f"{_WORK_MOVE.pattern}|{_VENUE.pattern}", _I),
@@ -249,4 +258,5 @@ MISNAMED = {
     "team": _PREMISES,
     "job_title": _PREMISES,
     "diet": _A_DISH,
+    "pets": _PET_COMPOUND,
 }

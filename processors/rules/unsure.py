@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from slotwise.processors.model import stable_id
+from slotwise.processors.rules.asking import question
 from slotwise.processors.rules.clauses import NEGATION, Clause
 from slotwise.processors.rules.gazetteer import city
 from slotwise.processors.rules.passing import said_in_passing
@@ -149,6 +149,8 @@ MARKER = re.compile(
     r"lapse|since\s+last|finally|done|mud[eé]|mudamos|mudei|clarified|specifically|promot\w*|"
     r"retrain\w*|took\s+up|became|got\s+(?:married|engaged|divorced)|split\s+up|gave\s+birth|"
     r"signed|from\s+now\s+on|going\s+forward|swapped|replaced|dropped|ditched|joined|"
+    # A change done to the speaker, told in the passive: "was let go", "relocated me".
+    r"(?:was|were|got|been)\s+(?:let\s+go|fired|sacked|relocated|transferred)|relocated|"
     r"first\s+day|day\s+one|farewell|resigned|redundant|migrated|wait|oops|sorry|my\s+bad|"
     r"mixed\s+(?:up|them\s+up)|(?:had|welcomed)\s+(?:a|our)\s+(?:baby|son|daughter|little)|adopted|"
     r"rehomed|graduated|enrolled|settled|nowadays|lately|rather|prefer|different|"
@@ -185,7 +187,7 @@ NOT_NOW = re.compile(
 # A correction, a denial, or a value left behind: what it changes is found by the held value
 # the turn names ("we finally left Cape Town", "ditched mysql"), else nothing is asked.
 _CORRECTS = re.compile(
-    r"\b(?:not(?!\s+(?:so\s+|too\s+|that\s+)?long\s+ago)|isn't|aren't|wasn't|don't|doesn't|"
+    r"\b(?:not(?!\s+(?:(?:so\s+|too\s+|that\s+)?long\s+ago|to\b))|isn't|aren't|wasn't|don't|doesn't|"
     r"never|no\s+longer|any\s*more|autocorrect|typo|"
     r"i\s+meant|meant|mistyped?|misspelt|misspelled|wrong|correction|after\s+all|turns\s+out|"
     r"actually|left|leaving|quit|quitting|stopped|ditched|dropped|cancell?ed|gave\s+up|"
@@ -215,7 +217,7 @@ def unsure_questions(
     if swap is not None and not any(str(c.value).casefold() == swap.new.casefold() for c in found):
         # The resolver applies it to the one held fact the old words name, else asks; the
         # slot words beside it ("correction on my number") add nothing to that.
-        return [_question(observation, None, observation.text, 0, swap.new)]
+        return [question(observation, None, observation.text, 0, swap.new)]
     placed = {c.attribute for c in found if c.attribute is not None}
     asked: list[CandidateFact] = []
     unnamed: list[str] = []
@@ -227,7 +229,7 @@ def unsure_questions(
         text = clause.text
         if PARTNER.match(text) and "relationship_status" not in placed:
             placed.add("relationship_status")
-            asked.append(_question(observation, "relationship_status", text, len(asked)))
+            asked.append(question(observation, "relationship_status", text, len(asked)))
             continue
         # Someone else's life, a time before a change, a trip or a visit: no change of the
         # speaker's own.
@@ -257,14 +259,14 @@ def unsure_questions(
                 continue
             if attribute not in placed:
                 placed.add(attribute)
-                asked.append(_question(observation, attribute, text, len(asked)))
+                asked.append(question(observation, attribute, text, len(asked)))
                 if attribute == "home_city":
                     moved = text
     placements = placer(unnamed) if placer is not None and unnamed else [None] * len(unnamed)
     for said, slot in zip(unnamed, placements, strict=True):
         if slot is not None and slot not in placed and _about_own(slot, said, marked=True):
             placed.add(slot)
-            asked.append(_question(observation, slot, said, len(asked)))
+            asked.append(question(observation, slot, said, len(asked)))
     if not placed and any(
         _CORRECTS.search(c.text)
         for c in clauses
@@ -275,17 +277,17 @@ def unsure_questions(
             or to_listener(c.text)
         )
     ):
-        asked.append(_question(observation, None, observation.text, len(asked)))
+        asked.append(question(observation, None, observation.text, len(asked)))
     if moved is not None and "timezone" not in placed:
         # A move the reader could not place may have left the held zone behind too.
         placed.add("timezone")
-        asked.append(_question(observation, "timezone", moved, len(asked)))
+        asked.append(question(observation, "timezone", moved, len(asked)))
     homes = [c for c in found if c.attribute == "home_city" and isinstance(c.value, str)]
     if len(homes) == 1 and "timezone" not in placed and _MOVE.search(observation.text):
         place = city(str(homes[0].value))
         if place is not None:
             said = f"{homes[0].text} (a move; {place.timezone} is that city's zone)"
-            asked.append(_question(observation, "timezone", said, len(asked), place.timezone))
+            asked.append(question(observation, "timezone", said, len(asked), place.timezone))
     return asked
 
 
@@ -389,37 +391,3 @@ def _own_swap(text: str) -> Swap | None:
     if not _OWN_SLIP.search(plain) or _SOMEONE.search(plain) or NOT_NOW.search(plain):
         return None
     return read_swap(plain)
-
-
-def _question(
-    observation: Observation, attribute: str | None, said: str, n: int, tentative: str | None = None
-) -> CandidateFact:
-    """The question; ``tentative`` is a value the turn implies but does not state (the zone
-    of a new home city), for the resolver to weigh against what the slot holds."""
-    if attribute is None:
-        return CandidateFact(
-            schema="candidate/1",
-            candidate_id=stable_id("rules-unsure", observation.observation_id, str(n)),
-            subject_id=observation.subject_id,
-            value=tentative,
-            text=f"User may have corrected or withdrawn something: {said[:300]}",
-            observed_at=observation.observed_at,
-            source=observation.source,
-            confidence=0.5,
-            observation_id=observation.observation_id,
-            question=f"the turn corrects or denies something but no slot was read: {said[:160]!r}",
-        )
-    return CandidateFact(
-        schema="candidate/1",
-        candidate_id=stable_id("rules-unsure", observation.observation_id, str(n)),
-        subject_id=observation.subject_id,
-        attribute=attribute,
-        value=tentative,
-        text=f"User may have changed their {attribute.replace('_', ' ')}: {said[:160]}",
-        observed_at=observation.observed_at,
-        source=observation.source,
-        confidence=0.5,
-        observation_id=observation.observation_id,
-        question=f"the turn speaks about {attribute} with a change in view, but its new value "
-        f"was not read: {said[:160]!r}",
-    )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from slotwise.processors.schema import AttributeSchema
-from slotwise.processors.testing import slots_asked
+from slotwise.processors.testing import read_turn, slots_asked
 
 SCHEMA = AttributeSchema.load()
 
@@ -40,7 +40,34 @@ def asked(text: str) -> set[str | None]:
         "We prefer board games together on rainy nights.",
         # Someone else's death, someone else's wedding.
         "My grandmother passed away last spring, it still hurts.",
+        "I took the week off work when my grandad passed.",
+        "Everything changed for the family when our uncle died.",
+        "My girlfriend's old dog died last week, she's heartbroken.",
+        # A compound adjective, a likeness, a memory, a place told by what happened there.
+        "Ugh, hunting for pet-friendly rentals is exhausting.",
+        "The whole block is dog-free now, which is a shame.",
+        "Exams are over, it's like being a puppy let off the lead.",
+        "Honestly it felt as if I'd finally got married to my job.",
+        "That song reminds me of when I had a cat who sang along.",
+        "That little chapel is where we got married, it still makes me smile.",
+        "It's where I adopted my first dog, years back.",
+        # "Not to" denies no state: an infinitive, not a correction.
+        "I get how annoying it is not to find anywhere open late.",
     ],
 )
 def test_small_talk_raises_no_question(text: str) -> None:
     assert asked(text) == set(), asked(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "slot"),
+    [
+        # The speaker's own change beside the same words is still asked about.
+        ("My husband passed away in March.", "relationship_status"),
+        ("Our dog died last week, the house is so quiet.", "pets"),
+        ("We moved last month, that's where we live now.", "home_city"),
+    ],
+)
+def test_the_speakers_own_change_beside_small_talk_is_still_asked(text: str, slot: str) -> None:
+    assert slot in asked(text)
+    assert all(c.value is None for c in read_turn(text, SCHEMA, ask=True) if c.question), text

@@ -39,6 +39,20 @@ _GENERAL = re.compile(
     _I,
 )
 _DIET_SLOTS = frozenset({"diet", "allergies"})
+# A thing described, not a person: "it's dairy-free and a new recipe", "they're vegan".
+_A_THING = re.compile(
+    r"(?:^|[,;]\s*)(?:it|this|that|they)(?:'s|'re|\s+is|\s+was|\s+are|\s+were)\s+"
+    r"(?:[\w-]+,?\s+){0,3}?(?:vegan|vegetarian|veggie|pescatarian|keto|halal|kosher|"
+    r"plant-based|[\w]+-free)\b",
+    _I,
+)
+# People in general, or a topic talked about: "some people hate pets", "a class about dogs".
+_A_TOPIC = re.compile(
+    r"\b(?:some|other|many|most|a\s+lot\s+of)\s+people\b|"
+    r"\b(?:workshop|class|course|seminar|talk|book|article|video|podcast|documentary|show)\s+"
+    r"(?:about|on)\b",
+    _I,
+)
 # A likeness or a memory, not a change: "it's like being a kid again", "it reminds me of
 # when I had a dog", and a place described by what happened there ("that's where we got
 # engaged"), but not one the speaker lives in now ("that's where we moved").
@@ -59,14 +73,18 @@ _KIN_DEATH = re.compile(
 
 def small_talk(attribute: str, text: str, *, many: bool) -> bool:
     """Whether the clause names ``attribute`` in talk that cannot change the speaker's
-    own: the listener's, a likeness or a memory, someone else's death, everyone's (for a
-    slot that holds several values, where only the speaker's own adds or takes away one),
-    or a dish."""
+    own: the listener's, a likeness or a memory, someone else's death, everyone's or a
+    topic's (for a slot that holds several values, where only the speaker's own adds or
+    takes away one), or a dish or a thing described."""
     if to_listener(text) or _FIGURATIVE.search(text):
         return True
     if attribute == "relationship_status" and _KIN_DEATH.search(text):
         return True
-    if many and not _FIRST_PERSON.search(text) and _GENERAL.match(text):
+    if many and (
+        _A_TOPIC.search(text) or (not _FIRST_PERSON.search(text) and _GENERAL.match(text))
+    ):
+        return True
+    if attribute in _DIET_SLOTS and _A_THING.search(text):
         return True
     return attribute in _DIET_SLOTS and food_only(text)
 

@@ -82,10 +82,13 @@ SOMEONE = re.compile(
     _I,
 )
 
-# Someone else's thing named inside the clause: "the new flat my sister got is gorgeous".
+# Someone else's thing named inside the clause: "the new flat my sister got is gorgeous";
+# or a change done to someone else: "the doctor took my dad off the statins".
 THEIRS = re.compile(
     r"\b(?:flat|house|place|apartment|job|gig|car|phone|number|dog|cat|baby|meds)\s+(?:that\s+)?"
-    rf"(?:my|our|his|her)\s+(?:{_PEOPLE})\s+(?:got|bought|found|has|had|just|adopted|rents?)\b",
+    rf"(?:my|our|his|her)\s+(?:{_PEOPLE})\s+(?:got|bought|found|has|had|just|adopted|rents?)\b|"
+    r"\b(?:took|takes|taken|taking|put|puts|putting|switched|moved|weaned|started)\s+"
+    rf"(?:my|our|his|her)\s+(?:{_PEOPLE})\s+(?:off|on|onto)\b",
     _I,
 )
 

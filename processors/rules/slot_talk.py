@@ -27,7 +27,6 @@ __all__ = [
     "LATELY",
     "LESS",
     "NOUNS",
-    "SAME_AGAIN",
     "TALK",
 ]
 
@@ -370,7 +369,7 @@ AFOOT = re.compile(
     r"began|switched|swapped|moved|upped|lowered|increased|reduced|off\s+the|"
     r"anymore|any\s+more|no\s+longer|these\s+days|nowadays|lately|instead|"
     r"is\s+done|(?:is|are|'s)\s+over|last\s+(?:day|shift)\s+(?:at|with)|"
-    r"went\s+through|ended|agora|ahora|renounced|separating|divorcing|casei|me\s+cas[eé]|casamos|otra\s+vez|de\s+nuevo|de\s+novo|outra\s+vez|"
+    r"(?:went|came)\s+through|ended|agora|ahora|renounced|separating|divorcing|casei|me\s+cas[eé]|casamos|otra\s+vez|de\s+nuevo|de\s+novo|outra\s+vez|"
     # Events that are changes in themselves.
     r"(?:eat(?:ing)?|drink(?:ing)?|back\s+(?:on|to)|single|smoking)\s+(?:\w+\s+)?again|"
     r"let\s+(?:me|us)\s+go|redundant|fired|sacked|laid\s+off|resigned|promoted|graduated|"
@@ -393,14 +392,6 @@ LATELY = re.compile(
     r"over|ya|ayer|ontem|(?:is|are)\s+here|ended\s+up|this\s+(?:term|semester|quarter|sprint)|bye|goodbye|farewell|adeus|tchau|"
     r"after\s+\d+\s+(?:yrs|years|months)|semana\s+pas+ada|mes\s+pasado|m[eê]s\s+passado|"
     r"out\s+of\s+date|outdated|(?:is|'s)\s+old)\b",
-    _I,
-)
-
-# The clause says the same holds on, or again: "still at ucl", "renewed my passport"; a
-# "still" well into the clause is about something else ("…the new place still smells").
-SAME_AGAIN = re.compile(
-    r"^(?:\S+\s+){0,2}still\b(?!\s+(?:getting\s+used|settling|adjusting|unpacking))|"
-    r"\b(?:renew(?:ed|al|ing|s)?|extended)\b",
     _I,
 )
 

@@ -23,6 +23,7 @@ __all__ = [
     "REQUEST",
     "RESTATING",
     "ROUTINE",
+    "SAME_AGAIN",
     "SERVICE_SLOTS",
     "SOMEONE",
     "SO_FAR",
@@ -263,3 +264,11 @@ MISNAMED = {
     "diet": _A_DISH,
     "pets": _PET_COMPOUND,
 }
+
+# The clause says the same holds on, or again: "still at ucl", "renewed my passport"; a
+# "still" well into the clause is about something else ("…the new place still smells").
+SAME_AGAIN = re.compile(
+    r"^(?:\S+\s+){0,2}still\b(?!\s+(?:getting\s+used|settling|adjusting|unpacking))|"
+    r"\b(?:renew(?:ed|al|ing|s)?|extended)\b",
+    _I,
+)

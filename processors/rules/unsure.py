@@ -35,7 +35,6 @@ from slotwise.processors.rules.slot_talk import (
     LATELY,
     LESS,
     NOUNS,
-    SAME_AGAIN,
     TALK,
 )
 from slotwise.processors.rules.small_talk import small_talk, to_listener
@@ -51,6 +50,7 @@ from slotwise.processors.rules.talk_guards import (
     REQUEST,
     RESTATING,
     ROUTINE,
+    SAME_AGAIN,
     SERVICE_SLOTS,
     SO_FAR,
     SOMEONE,

@@ -15,17 +15,13 @@ def question(
     """The question; ``tentative`` is a value the turn implies but does not state (the zone
     of a new home city), for the resolver to weigh against what the slot holds."""
     if attribute is None:
-        return CandidateFact(
-            schema="candidate/1",
-            candidate_id=stable_id("rules-unsure", observation.observation_id, str(n)),
-            subject_id=observation.subject_id,
-            value=tentative,
-            text=f"User may have corrected or withdrawn something: {said[:300]}",
-            observed_at=observation.observed_at,
-            source=observation.source,
-            confidence=0.5,
-            observation_id=observation.observation_id,
-            question=f"the turn corrects or denies something but no slot was read: {said[:160]!r}",
+        text = f"User may have corrected or withdrawn something: {said[:300]}"
+        question = f"the turn corrects or denies something but no slot was read: {said[:160]!r}"
+    else:
+        text = f"User may have changed their {attribute.replace('_', ' ')}: {said[:160]}"
+        question = (
+            f"the turn speaks about {attribute} with a change in view, but its new value "
+            f"was not read: {said[:160]!r}"
         )
     return CandidateFact(
         schema="candidate/1",
@@ -33,11 +29,10 @@ def question(
         subject_id=observation.subject_id,
         attribute=attribute,
         value=tentative,
-        text=f"User may have changed their {attribute.replace('_', ' ')}: {said[:160]}",
+        text=text,
         observed_at=observation.observed_at,
         source=observation.source,
         confidence=0.5,
         observation_id=observation.observation_id,
-        question=f"the turn speaks about {attribute} with a change in view, but its new value "
-        f"was not read: {said[:160]!r}",
+        question=question,
     )

@@ -59,9 +59,16 @@ def _identifier(value: str) -> str:
     return value
 
 
+_CALENDAR_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
 def _timestamp_string(value: object) -> object:
-    # Unix numbers are ambiguous about their unit; the contract says ISO-8601.
-    if isinstance(value, int | float) and not isinstance(value, bool):
+    # Unix numbers are ambiguous about their unit; the contract says ISO-8601. Pydantic's
+    # lax mode would read a numeric string ("3", "1700000000") as Unix seconds too, so a
+    # string must open with a calendar date.
+    if (isinstance(value, int | float) and not isinstance(value, bool)) or (
+        isinstance(value, str) and not _CALENDAR_DATE.match(value)
+    ):
         raise PydanticCustomError("timestamp_type", "must be an ISO-8601 string with a timezone")
     return value
 

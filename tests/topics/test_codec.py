@@ -129,6 +129,12 @@ def test_a_unix_number_timestamp_names_the_timestamp() -> None:
     assert error.field == "observed_at"
 
 
+@pytest.mark.parametrize("spelled", ["1773482400", "3", "1773482400.5"])
+def test_a_unix_number_in_a_string_names_the_timestamp(spelled: str) -> None:
+    error = _rejected(_observation(observed_at=spelled), WrongType)
+    assert error.field == "observed_at"
+
+
 def test_a_message_over_the_byte_limit_names_no_field() -> None:
     error = _rejected(_observation(), MessageTooLarge, max_message_bytes=64)
     assert error.field is None

@@ -123,6 +123,9 @@ def test_review_decisions_are_commands(written: str) -> None:
         ("erase", {"fact_id": "f", "attribute": "a"}, "not both"),
         ("erase", {"fact": "f"}, "fact"),
         ("forget", {"as_of": "yesterday"}, "as_of"),
+        # Pydantic's lax mode reads a numeric string as Unix seconds; the document says RFC 3339.
+        ("forget", {"as_of": "3"}, "as_of"),
+        ("observations", {"text": "hi", "observed_at": "1773482400"}, "observed_at"),
         ("review/r-1", {"action": "maybe"}, "action"),
     ],
 )

@@ -1,9 +1,11 @@
 """What the HTTP writes accept: the records' fields a caller chooses, nothing else.
 
 The subject comes from the path (a body naming one is refused: ``extra``
-fields are errors), ids default to fresh ones, times to now. Each body is
-turned into the record the worker reads by :mod:`slotwise.streams.api.writes`,
-and a record's own validation error is answered as a 422 naming the field.
+fields are errors), ids default to fresh ones, times to now. Bodies are strict:
+a number sent as ``"0.5"`` or a flag as ``1`` is refused, as the document's types
+say, rather than guessed at by pydantic's lax mode. Each body is turned into the
+record the worker reads by :mod:`slotwise.streams.api.writes`, and a record's own
+validation error is answered as a 422 naming the field.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ Flat = dict[Annotated[str, Field(max_length=256)], Value | None]
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class ObservationIn(_Body):

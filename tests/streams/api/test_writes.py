@@ -126,6 +126,17 @@ def test_review_decisions_are_commands(written: str) -> None:
         # Pydantic's lax mode reads a numeric string as Unix seconds; the document says RFC 3339.
         ("forget", {"as_of": "3"}, "as_of"),
         ("observations", {"text": "hi", "observed_at": "1773482400"}, "observed_at"),
+        # Nor a number or a flag in a string, or a flag as 0/1: the document's types, exactly.
+        (
+            "candidates",
+            {"candidates": [{"text": "t", "confidence": "0.5"}]},
+            "candidates.0.confidence",
+        ),
+        (
+            "candidates",
+            {"candidates": [{"text": "t", "stated_change": 1}]},
+            "candidates.0.stated_change",
+        ),
         ("review/r-1", {"action": "maybe"}, "action"),
     ],
 )

@@ -70,11 +70,33 @@ def _swapped(held: str, swap: Swap) -> str | None:
         return swap.new
     if _within(old, value):
         at = list(re.finditer(rf"(?<!\w){re.escape(old)}(?!\w)", value))[-1]
-        return held[: at.start()] + swap.new + held[at.end() :]
+        before, after = held[: at.start()], held[at.end() :]
+        # "product manager, not designer" said of "product designer": the new words
+        # restate the held words around the old ones, which are not doubled.
+        return _unrepeated(before, swap.new, after)
     digits = re.sub(r"\D", "", held)
     if old.isdigit() and new.isdigit() and len(old) >= 2 and digits.endswith(old):
         return held[: len(held) - len(old)] + swap.new if held.endswith(swap.old) else None
     return None
+
+
+def _unrepeated(before: str, new: str, after: str) -> str:
+    """``before + new + after`` without the words ``new`` opens or ends with that ``before``
+    ends or ``after`` opens with."""
+    said = new.split()
+    ahead, behind = before.split(), after.split()
+    lead = max((n for n in range(1, len(said) + 1) if _same(ahead[-n:], said[:n])), default=0)
+    tail = max((n for n in range(1, len(said) - lead + 1) if _same(behind[:n], said[-n:])),
+               default=0)  # fmt: skip
+    kept_before = " ".join(ahead[: len(ahead) - lead])
+    kept_after = " ".join(behind[tail:])
+    if not lead and not tail:
+        return before + new + after
+    return " ".join(part for part in (kept_before, new, kept_after) if part)
+
+
+def _same(held: list[str], said: list[str]) -> bool:
+    return len(held) == len(said) and [w.casefold() for w in held] == [w.casefold() for w in said]
 
 
 def _within(part: str, whole: str) -> bool:

@@ -150,7 +150,9 @@ _HYPOTHETICAL = re.compile(
     r"tempted|tempting|keen\s+to|eager\s+to|itching\s+to|dying\s+to|can't\s+wait\s+to|"
     # "I plan on moving" is a plan; "upgraded to the team plan on friday" is no such thing.
     r"looking\s+forward\s+to|aim(?:ing)?\s+to|planning\s+on|(?:I|we|they|he|she|you)\s+plans?\s+"
-    r"on|curious\s+to)\b|"
+    r"on|curious\s+to|"
+    # Hearsay: "they keep hinting we'll be back in the office" reports a rumour, not a change.
+    r"hint(?:s|ed|ing)?|rumou?r(?:s|ed)?|supposedly|allegedly|word\s+is)\b|"
     # "I'd rather you text", "I'd prefer email": how to be reached is a standing preference,
     # not a condition ("I'd prefer to work remotely" still is one).
     r"'d\b(?!\s+(?:rather\s+you|prefer\s+(?:e-?mails?|texts?|sms|whats\s?app|signal|telegram|"

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from slotwise.processors.rules.talk_guards import ADVERTISED, HANDSET_WORDS
+from slotwise.processors.rules.talk_guards import ADVERTISED, HANDSET_WORDS, NOT_A_HOME
 from slotwise.processors.rules.words import DEMONYMS, JOB_HEADS, LANGUAGES, SPECIES
 
 __all__ = [
@@ -106,6 +106,7 @@ _HOME_NOUNS = (
     r"studio)\b|\b(?:one|two|three|four|\d)[\s-]*bed(?:room)?s?\b|\bstudio\s+(?:flat|apartment)|"
     # A household somewhere ("we're in the countryside now"); "i'm in lisbon" may be a trip.
     r"\b(?:we|i)(?:\s+now)?(?:\s+live|\s+are|'re|\s+(?:just\s+)?moved)\s+(?:\w+\s+)?(?:in|near|by)\b"
+    rf"{NOT_A_HOME}"
 )
 _EMPLOYER = (
     rf"{_NEW}\s+(?:job|gig|company|employer|boss|manager|colleagues|contract|"

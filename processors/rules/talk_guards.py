@@ -17,6 +17,7 @@ __all__ = [
     "ELSEWHERE",
     "HANDSET_WORDS",
     "MISNAMED",
+    "NOT_A_HOME",
     "OTHER_SERVICE",
     "PARTNER",
     "PAST_ONLY",
@@ -175,6 +176,13 @@ THESE_DAYS = re.compile(r"\b(?:these\s+days|nowadays|lately)\b", _I)
 
 # After "new job": a job advertised is none held ("a new job posting caught my eye").
 ADVERTISED = r"(?!\s+(?:posting|listing|ad|advert|opening|alert|board|search|hunt|application)s?\b)"
+
+# Where one is that is no home: "back in the office", "we're in the gym now", "back in march".
+NOT_A_HOME = (
+    r"(?!\s+(?:the\s+(?:office|gym|studio|lab|game|saddle|swing|habit|car|queue)|an?|this|that|"
+    r"bed|work|school|class|action|shape|business|time|touch|town\s+for|\d|"
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)\w*)\b)"
+)
 
 # What a handset or an app has, not a number: "new phone case", "my phone died", "mobile team".
 HANDSET_WORDS = (

@@ -44,6 +44,7 @@ from slotwise.processors.rules.talk_guards import (
     DONE_TO_ME,
     ELSEWHERE,
     MISNAMED,
+    NOT_A_HOME,
     OTHER_SERVICE,
     PARTNER,
     PAST_ONLY,
@@ -76,7 +77,9 @@ CUES: dict[str, re.Pattern[str]] = {
         r"\bmov(?:e|ed|es|ing)\b(?!\s+(?:me|us|him|her|them|it|onto|forward|on\s+from|the\s+"
         r"(?:meeting|call|standup|date|deadline|car|money))\b)|"
         r"movers|mud[eé]|mudamos|mudei|home\s+now|is\s+home|commute|neighbou?rhood|landlord|"
-        r"new\s+(?:place|house|home|city)\b|settled\b|\bbased\b|back\s+in\b|relocation",
+        r"new\s+(?:place|house|home|city)\b|settled\b|\bbased\b|relocation|"
+        # "back in leeds", not "back in the office" or "back in march".
+        rf"back\s+in\b{NOT_A_HOME}",
         "employer": r"notice\b|last\s+day\s+at|laid\s+off|let\s+go\b|fired\b|quit\s+(?:my\s+)?job|"
         r"left\s+(?:my\s+job|(?-i:[A-Z])\w+)|start(?:ed|ing)?\s+at\b|"
         rf"new\s+job\b{ADVERTISED}|joined\b|hired\b|"

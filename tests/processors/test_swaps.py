@@ -88,6 +88,13 @@ def question(text: str) -> CandidateFact:
         ([held("phone", PHONE)], "typo, last digits are 147 not 174", "phone", "+447700900147"),
         ([held("preferred_contact_method", "whatsapp"), LEIDEN],
          "sorry i meant signal not whatsapp", "preferred_contact_method", "signal"),
+        # The new words restate the held words around the old ones: not "product product manager".
+        ([held("job_title", "product designer")], "correction: product manager, not designer",
+         "job_title", "product manager"),
+        ([held("job_title", "senior data engineer")], "i meant staff data engineer not senior",
+         "job_title", "staff data engineer"),
+        ([held("job_title", "data engineer")], "analyst, not engineer",
+         "job_title", "data analyst"),
     ],
 )  # fmt: skip
 def test_a_swap_replaces_the_old_words_in_the_one_fact_they_name(

@@ -70,7 +70,12 @@ def home_place(rest: str, cased: bool) -> tuple[str, str] | None:
     the = re.match(r"^the\s+(\w+)", rest, _I)
     if the is not None and gazetteer.country(the.group(0)) is not None:
         return "home_country", gazetteer.country(the.group(0)) or ""
-    rest = strip_the(rest)
+    stripped = strip_the(rest)
+    if stripped != rest and stripped[:1].islower():
+        # "we're in the car now", "in the pub": a city goes without "the" (Car and Pub are
+        # towns' other names); one that keeps it is written "The Hague".
+        return None
+    rest = stripped
     typed = None if cased else typed_place(rest)
     if typed is not None and BOUNDARY.match(typed[1]):
         return place_kind(typed[0], cased)

@@ -50,7 +50,7 @@ def corrected(
         for fact in current
         if fact.attribute is not None
         and isinstance(fact.value, str)
-        and (value := _swapped(fact.value, swap)) is not None
+        and (value := _swapped(fact.value, _plain(swap, fact.value))) is not None
     ]
     if len(named) != 1:
         return None
@@ -61,18 +61,51 @@ def corrected(
     return Corrected(fact, value, many=not spec.single_valued)
 
 
+# The nouns a value is said with that are no part of it: "the platform team", "three kids".
+_SLOT_NOUNS = re.compile(r"\s+(?:team|plan|tier|squad|kids|children|child|kid)$", re.IGNORECASE)
+_NUMBERS = dict(
+    zip(
+        "zero one two three four five six seven eight nine ten".split(),
+        map(str, range(11)),
+        strict=True,
+    )
+)
+
+
+def _plain(swap: Swap, held: str) -> Swap:
+    """The swap's words as the held value spells them: a slot noun the held value has not
+    dropped ("platform team" for a held "payments"), a number in words for held digits."""
+    old, new = swap.old, swap.new
+    if not _SLOT_NOUNS.search(" " + held):
+        old, new = _SLOT_NOUNS.sub("", old), _SLOT_NOUNS.sub("", new)
+    if held.isdigit():
+        old, new = _NUMBERS.get(old.casefold(), old), _NUMBERS.get(new.casefold(), new)
+    return Swap(old, new)
+
+
 def _swapped(held: str, swap: Swap) -> str | None:
     """``held`` with the old words put right, or None when the old words do not name it."""
     value, old, new = held.casefold(), swap.old.casefold(), swap.new.casefold()
     if len(old) < 2 or _within(value, new):
         return None  # the "new" value only details the held one
-    if value == old or (len(value) >= 3 and _within(value, old)):
+    if value == old:
         return swap.new
+    if len(value) >= 3 and _within(value, old):
+        # "phone call" names the held "phone", and "text" replaces it; but "the Wise app, not
+        # the Monzo one" names another thing of its own, unless said the same way.
+        before, _, after = old.partition(value)
+        if new.startswith(before) and new.endswith(after) and len(new) > len(old) - len(value):
+            return swap.new[len(before) : len(swap.new) - len(after)]
+        return swap.new if len(new.split()) == 1 else None
     if _within(old, value):
         at = list(re.finditer(rf"(?<!\w){re.escape(old)}(?!\w)", value))[-1]
         before, after = held[: at.start()], held[at.end() :]
         # "product manager, not designer" said of "product designer": the new words
-        # restate the held words around the old ones, which are not doubled.
+        # restate the held words around the old ones, which are not doubled; the held
+        # words said elsewhere in them name another thing ("the senior engineer role").
+        rest = after.strip().casefold()
+        if rest and _within(rest, new) and not new.endswith(rest):
+            return None
         return _unrepeated(before, swap.new, after)
     digits = re.sub(r"\D", "", held)
     if old.isdigit() and new.isdigit() and len(old) >= 2 and digits.endswith(old):

@@ -30,9 +30,15 @@ _MEANT = re.compile(
 )
 # Words that open the new phrase without being part of the value.
 _LEAD = re.compile(
-    r"^(?:(?:ugh|ah|oh|oops|no|nope|wait|sorry|autocorrect|correction|small\s+correction|actually|"
+    r"^(?:(?:ugh|ah|oh|oops|no|nope|nah|wait|sorry|lol|haha|lmao|ok|okay|well|autocorrect|"
+    r"correction|small\s+correction|actually|"
     r"typo|my\s+bad|it's|its|it\s+is|i\s+meant|(?:it\s+)?should\s+(?:be|say|read)|make\s+(?:that|it)|"
-    r"i'?m\s+(?:actually\s+)?(?:in|at|from)|his\s+name\s+is|her\s+name\s+is|its\s+name\s+is|"
+    r"(?:i'?m|we'?re|i\s+am|we\s+are)(?:\s+(?:actually|still|really))?(?:\s+(?:in|at|from|on|with|a|an))?|"
+    # "i live in leicester", "we use couchdb", "i grew up in kerry": the speaker and a verb of
+    # the slot come before the value.
+    r"(?:i|we)\s+(?:actually\s+)?(?:live|work|grew\s+up|use|speak|have|"
+    r"bank|study)(?:\s+(?:in|at|for|with|on))?|(?:i\s+)?meant\s+to\s+(?:say|type|write|put)|"
+    r"his\s+name\s+is|her\s+name\s+is|its\s+name\s+is|(?:his|her|its)\s+name's|"
     r"my\s+(?:\w+\s+){1,3}(?:is|are)|(?:the\s+)?last\s+(?:\w+\s+)?(?:digits|numbers)\s+are|"
     r"the\s+right\s+one\s+is)\b\s*)+",
     _I,
@@ -40,7 +46,7 @@ _LEAD = re.compile(
 # Words that end the value: what comes after it says why or when.
 _TAIL = re.compile(
     r"\s+(?:with|the|for|about|on|at|in|lol|typo|sorry|either|btw|actually|instead|then|obviously|"
-    r"haha|lmao|oops)\b.*$",
+    r"haha|lmao|oops|autocorrect|please|my\s+bad|my\s+mistake)\b.*$",
     _I,
 )
 # Marks around a word that are no part of it: "*vegan", "vancouver 🙈", "'Sacha'".
@@ -53,13 +59,33 @@ _DENIAL = re.compile(
 )
 _MAX_WORDS = 4
 # Words a "said … but" or "not …" swaps that are no value: "I said no but it's fine".
-_NO_VALUE = frozenset({"no", "yes", "that", "this", "it", "so", "ok", "okay", "fine", "sure"})
+_NO_VALUE = frozenset(
+    {"no", "yes", "that", "this", "it", "so", "ok", "okay", "fine", "sure"}
+    # The owning-up itself: "the train goes to Bath, not Bristol, sorry my mistake".
+    | {"my mistake", "mistake", "my bad", "sorry", "oops", "typo", "autocorrect", "lol", "haha"}
+)
 # "lisbon? no, porto", "berlin?? nope — bremen": the word asked back and denied, then the right one.
 _ASKED_BACK = re.compile(
     r"^(?!(?:is|are|was|were|do|does|did|what|where|which|who|how|why|when|can|could|should|"
     r"would|will|have|has|am|i|you|it|that|this)\b)(?P<old>[\w' .@+-]{1,40}?)\s*\?+\s*"
     r"(?:(?:no+|nah)\s*[,!.:\u2014-]|nope\b|wait\s+no\b|no\s+wait\b)[\s,!.:\u2014-]*"
     r"(?P<new>[^,;!?]{1,40}?)[\s.!]*$",
+    _I,
+)
+
+# "ugh I typed barclays, I meant HSBC": the word said, then across the comma the right one.
+_SAID_THEN_MEANT = re.compile(
+    r"\bi\s+(?:said|wrote|typed|put)\s+(?P<old>[\w' .@+-]{1,40}?)\s*[,;.]\s*"
+    r"(?:(?:but|sorry|oops|ugh)\s+)*(?:i\s+meant|i\s+mean|it's|its|it\s+is|it\s+should\s+be)\s+"
+    r"(?P<new>[^,;!?]{1,40}?)[\s.!]*(?:[,;]|$)",
+    _I,
+)
+# "perdón, es Valencia, no Madrid", "desculpa, quer dizer Porto, não Lisboa": the Spanish and
+# Portuguese shape of "<new>, not <old>", after its owning-up.
+_SPANISH = re.compile(
+    r"^(?:(?:perd[oó]n|disculpa|lo\s+siento|perdão|desculp[ae]|foi\s+mal|ops)\W+)+"
+    r"(?:(?:es|soy|son|é|sou|quer\s+dizer|quis\s+dizer|quise\s+decir|quería\s+decir)\s+)?"
+    r"(?P<new>[^,;!?]{1,40}?),?\s+(?:no|não)\s+(?P<old>[^,;!?]{1,40}?)[\s.!]*$",
     _I,
 )
 
@@ -75,7 +101,7 @@ class Swap:
 def read_swap(text: str) -> Swap | None:
     """The one swap a correction states, or None when there is none or more than one."""
     text = text.replace("\u2019", "'").strip()
-    asked = _ASKED_BACK.match(text)
+    asked = _ASKED_BACK.match(text) or _SAID_THEN_MEANT.search(text) or _SPANISH.match(text)
     if asked is not None:
         return _swap(asked["old"], asked["new"])
     pieces = [p for p in _PIECES.split(text) if p]
@@ -123,6 +149,22 @@ def _swap(old: str, new: str) -> Swap | None:
         return None
     if old.casefold() in _NO_VALUE or new.casefold() in _NO_VALUE:
         return None
-    if len(old.split()) > _MAX_WORDS or len(new.split()) > _MAX_WORDS:
+    if (
+        len(old.split()) > _MAX_WORDS
+        or len(new.split()) > _MAX_WORDS
+        or _CLAUSE.search(_TOKENS.sub(" ", new))
+    ):
         return None
-    return Swap(old, new)
+    # "the platform team not payments": an article opens the value without being part of it.
+    return Swap(_ARTICLE.sub("", old) or old, _ARTICLE.sub("", new) or new)
+
+
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+", _I)
+# An address or a dotted name is one token, whatever words it spells: "jane.doe@proton.me".
+_TOKENS = re.compile(r"\S*[@.]\S*")
+# A verb in the new words makes them a clause, not a value: "the flight goes via porto".
+_CLAUSE = re.compile(
+    r"\b(?:goes|go|went|is|are|was|were|be|been|says|said|gave|gets|got|via|to|from|i|we|you|"
+    r"he|she|they|me|live|work)\b",
+    _I,
+)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from slotwise.processors.rules.swaps import Swap, read_swap
 from slotwise.processors.schema import AttributeSchema
+from slotwise.processors.value_kinds import in_vocabulary, same_kind
 from slotwise.topics.records import CandidateFact, Fact
 
 __all__ = ["Corrected", "corrected"]
@@ -43,7 +44,9 @@ def corrected(
     if candidate.attribute is not None or not isinstance(candidate.value, str):
         return None
     swap = read_swap(candidate.text)
-    if swap is None or swap.new != candidate.value:
+    if swap is None:
+        return _redone(candidate.value, current, schema)
+    if swap.new != candidate.value:
         return None
     named = [
         (fact, value)
@@ -52,12 +55,34 @@ def corrected(
         and isinstance(fact.value, str)
         and (value := _swapped(fact.value, _plain(swap, fact.value))) is not None
     ]
+    return _the_one(named, schema)
+
+
+def _redone(new: str, current: Sequence[Fact], schema: AttributeSchema) -> Corrected | None:
+    """A correction that names only the right value ("*Leicester", "sorry, it's Jon"),
+    applied to the one current fact whose value is of its kind."""
+    named = [
+        (fact, value)
+        for fact in current
+        if fact.attribute is not None
+        and isinstance(fact.value, str)
+        and (value := _plain(Swap(fact.value, new), fact.value).new).casefold()
+        != fact.value.casefold()
+        and same_kind(fact.attribute, fact.value, value)
+    ]
+    return _the_one(named, schema)
+
+
+def _the_one(named: Sequence[tuple[Fact, str]], schema: AttributeSchema) -> Corrected | None:
+    """The correction of the one held fact named, its value as the slot's vocabulary spells
+    it; None when none or several were named."""
     if len(named) != 1:
         return None
     fact, value = named[0]
-    spec = schema.get(fact.attribute)
+    spec = schema.get(fact.attribute) if fact.attribute is not None else None
     if spec is None:
         return None
+    value = in_vocabulary(spec.name, value) or value
     return Corrected(fact, value, many=not spec.single_valued)
 
 
@@ -86,8 +111,10 @@ def _plain(swap: Swap, held: str) -> Swap:
 def _swapped(held: str, swap: Swap) -> str | None:
     """``held`` with the old words put right, or None when the old words do not name it."""
     value, old, new = held.casefold(), swap.old.casefold(), swap.new.casefold()
-    if len(old) < 2 or _within(value, new):
+    if (len(old) < 2 and not old.isdigit()) or _within(value, new):
         return None  # the "new" value only details the held one
+    if held.isdigit() and not new.isdigit():
+        return None  # a count is put right by a count
     if value == old:
         return swap.new
     if len(value) >= 3 and _within(value, old):
@@ -103,8 +130,10 @@ def _swapped(held: str, swap: Swap) -> str | None:
         # "product manager, not designer" said of "product designer": the new words
         # restate the held words around the old ones, which are not doubled; the held
         # words said elsewhere in them name another thing ("the senior engineer role").
-        rest = after.strip().casefold()
-        if rest and _within(rest, new) and not new.endswith(rest):
+        rest, lead = after.strip().casefold(), before.strip().casefold()
+        if (rest and _within(rest, new) and not new.endswith(rest)) or (
+            lead and _within(lead, new) and not new.startswith(lead)
+        ):
             return None
         return _unrepeated(before, swap.new, after)
     digits = re.sub(r"\D", "", held)

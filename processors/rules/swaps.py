@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Swap", "read_swap"]
+__all__ = ["Swap", "read_redo", "read_swap"]
 
 _I = re.IGNORECASE
 
@@ -36,11 +36,11 @@ _LEAD = re.compile(
     r"(?:i'?m|we'?re|i\s+am|we\s+are)(?:\s+(?:actually|still|really))?(?:\s+(?:in|at|from|on|with|a|an))?|"
     # "i live in leicester", "we use couchdb", "i grew up in kerry": the speaker and a verb of
     # the slot come before the value.
-    r"(?:i|we)\s+(?:actually\s+)?(?:live|work|grew\s+up|use|speak|have|"
-    r"bank|study)(?:\s+(?:in|at|for|with|on))?|(?:i\s+)?meant\s+to\s+(?:say|type|write|put)|"
+    r"(?:(?:i|we)\s+)?(?:actually\s+)?(?:live|work|grew\s+up|use|speak|have|"
+    r"bank|study)(?:\s+(?:in|at|for|with|on))?|(?:i\s+)?meant(?:\s+to\s+(?:say|type|write|put))?|"
     r"his\s+name\s+is|her\s+name\s+is|its\s+name\s+is|(?:his|her|its)\s+name's|"
     r"my\s+(?:\w+\s+){1,3}(?:is|are)|(?:the\s+)?last\s+(?:\w+\s+)?(?:digits|numbers)\s+are|"
-    r"the\s+right\s+one\s+is)\b\s*)+",
+    r"the\s+right\s+one\s+is|(?:my\s+)?(?:\w+\s+)?(?:ends|ending|starts|starting)\s+(?:in|with))\b\s*)+",
     _I,
 )
 # Words that end the value: what comes after it says why or when.
@@ -121,7 +121,7 @@ def _in_piece(piece: str, before: str | None, after: list[str]) -> Swap | None:
         return _swap(meant["old"] or meant["old2"], meant["new"])
     if meant is not None and meant["old3"]:
         return _swap(meant["old3"], meant["new3"])
-    said = _NOT.match(piece)
+    said = _NOT.match(_JOINED_LEAD.sub("", piece))
     if said is None or _DENIAL.search(said["old"]):
         return None
     if _LEAD.sub("", said["new"]).strip():
@@ -145,26 +145,86 @@ _LEAD_FILLER = re.compile(
 def _swap(old: str, new: str) -> Swap | None:
     old = _MARKS.sub("", _TAIL.sub("", _MARKS.sub("", old.strip())))
     new = _MARKS.sub("", _TAIL.sub("", _LEAD.sub("", _MARKS.sub("", new.strip()))))
-    if not old or not new or _DENIAL.search(new) or old.casefold() == new.casefold():
+    if not old or not new or _DENIAL.search(new) or _JOINED.match(new):
+        return None
+    if old.casefold() == new.casefold():
         return None
     if old.casefold() in _NO_VALUE or new.casefold() in _NO_VALUE:
         return None
     if (
         len(old.split()) > _MAX_WORDS
         or len(new.split()) > _MAX_WORDS
-        or _CLAUSE.search(_TOKENS.sub(" ", new))
+        or any(_CLAUSE.search(_TOKENS.sub(" ", words)) for words in (old, new))
     ):
         return None
     # "the platform team not payments": an article opens the value without being part of it.
     return Swap(_ARTICLE.sub("", old) or old, _ARTICLE.sub("", new) or new)
 
 
+# A piece that opens on a conjunction goes on to something else: "not two, but life happened".
+_JOINED = re.compile(r"(?:but|and|so|because|cause|bc|though|or)\b", _I)
+_JOINED_LEAD = re.compile(r"^(?:and|but|or|so)\s+", _I)
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", _I)
 # An address or a dotted name is one token, whatever words it spells: "jane.doe@proton.me".
 _TOKENS = re.compile(r"\S*[@.]\S*")
 # A verb in the new words makes them a clause, not a value: "the flight goes via porto".
 _CLAUSE = re.compile(
     r"\b(?:goes|go|went|is|are|was|were|be|been|says|said|gave|gets|got|via|to|from|i|we|you|"
-    r"he|she|they|me|live|work)\b",
+    r"he|she|they|me|live|lived|living|work|worked|working|grew|born|moved|meant|mean)\b",
     _I,
 )
+
+
+# An owning-up that puts a value right without naming the wrong one: "i misspoke earlier,
+# we're in Porto", "ugh autocorrect — it's Jon", "perdón, es Sevilla".
+_OWNING_UP = re.compile(
+    r"\b(?:sorry|oops|typo|autocorrect|my\s+bad|my\s+mistake|misspoke|mistyped|misspel\w*|"
+    r"correction|scratch\s+that|strike\s+that|make\s+(?:that|it)|wait\s+no|no\s+wait|"
+    r"missing\s+a\s+digit|perd[oó]n|disculpa|desculp[ae]|quer\s+dizer|quise\s+decir)\b",
+    _I,
+)
+# The owning-up's own words, and what comes with them: a piece of only these holds no value.
+_OWNED = re.compile(
+    r"^(?:(?:ugh|ah|oh|oops|no|nope|wait|sorry|lol|haha|typo|autocorrect|my\s+bad|my\s+mistake|"
+    r"i\s+misspoke|misspoke|correction|small\s+correction|scratch\s+that|strike\s+that|"
+    r"perd[oó]n|disculpa|desculp[ae]|earlier|before|again|all\s+along|on\s+my\s+part|still|"
+    r"es|é|quer\s+dizer|quise\s+decir)\b[\s!.]*)+",
+    _I,
+)
+# Chat's asterisk before or after the right word: "*Leicester", "bristol*".
+_ASTERISK = re.compile(r"^(?=\*|.*\*[\s.!]*$)\*?\s*(?P<new>\w[\w' .@+-]{0,40}?)\s*\*?[\s.!]*$")
+_REDO_WORDS = 3
+# Only chat words and a spelling note end a value put right alone: a preposition may be
+# part of what is said ("hunting for rentals"), which is then no value at all.
+_REDO_TAIL = re.compile(
+    r"\s+(?:lol|typo|sorry|actually|instead|then|haha|lmao|oops|autocorrect|earlier|btw|"
+    r"my\s+bad|with\s+(?:a|an|one|two|double|\d)\b)\b.*$",
+    _I,
+)
+# A piece that opens on a preposition says where or why, not what: "on the booking".
+_LINK = re.compile(r"(?:on|in|at|for|to|with|of|about|by|from|into)\b", _I)
+
+
+def read_redo(text: str) -> str | None:
+    """The value a correction puts right without the wrong one ("*Leicester", "sorry, I
+    meant Porto"): the last piece of an owning-up turn that is a value, else None."""
+    text = text.replace("\u2019", "'").strip()
+    pieces = [p for p in _PIECES.split(text) if p]
+    star = _ASTERISK.match(pieces[-1]) if pieces else None
+    if star is not None:
+        return _redone(star["new"])
+    if not _OWNING_UP.search(text) or read_swap(text) is not None:
+        return None
+    for piece in reversed(pieces):
+        rest = _OWNED.sub("", piece).strip()
+        if rest:
+            return _redone(rest)
+    return None
+
+
+def _redone(words: str) -> str | None:
+    new = _MARKS.sub("", _REDO_TAIL.sub("", _LEAD.sub("", _MARKS.sub("", words.strip()))))
+    new = _ARTICLE.sub("", new)
+    if not new or len(new.split()) > _REDO_WORDS or new.casefold() in _NO_VALUE or _LINK.match(new):
+        return None
+    return None if _CLAUSE.search(_TOKENS.sub(" ", new)) else new

@@ -30,6 +30,7 @@ from slotwise.processors.rules.asking import question
 from slotwise.processors.rules.clauses import NEGATION, Clause
 from slotwise.processors.rules.gazetteer import city
 from slotwise.processors.rules.passing import said_in_passing
+from slotwise.processors.rules.slips import own_redo, own_swap
 from slotwise.processors.rules.slot_talk import (
     AFOOT,
     LATELY,
@@ -38,7 +39,6 @@ from slotwise.processors.rules.slot_talk import (
     TALK,
 )
 from slotwise.processors.rules.small_talk import small_talk, to_listener
-from slotwise.processors.rules.swaps import Swap, read_swap
 from slotwise.processors.rules.talk_guards import (
     ADVERTISED,
     DONE_TO_ME,
@@ -216,7 +216,7 @@ def unsure_questions(
     """A question per slot a clause speaks about with a change in view that no candidate
     of the turn fills (named by the cue words, else by ``placer``, the attribute
     classifier); and the timezone a move implies, tentatively."""
-    swap = _own_swap(observation.text)
+    swap = own_swap(observation.text, NOT_NOW)
     if swap is not None and not any(str(c.value).casefold() == swap.new.casefold() for c in found):
         # The resolver applies it to the one held fact the old words name, else asks; the
         # slot words beside it ("correction on my number") add nothing to that.
@@ -270,17 +270,21 @@ def unsure_questions(
         if slot is not None and slot not in placed and _about_own(slot, said, marked=True):
             placed.add(slot)
             asked.append(question(observation, slot, said, len(asked)))
-    if not placed and any(
-        _CORRECTS.search(c.text)
-        for c in clauses
-        if not (
-            NOT_NOW.search(c.text)
-            or OTHER.match(c.text)
-            or _STILL.search(c.text)
-            or to_listener(c.text)
+    redo = own_redo(observation.text, NOT_NOW)
+    if not placed and (
+        redo is not None
+        or any(
+            _CORRECTS.search(c.text)
+            for c in clauses
+            if not (
+                NOT_NOW.search(c.text)
+                or OTHER.match(c.text)
+                or _STILL.search(c.text)
+                or to_listener(c.text)
+            )
         )
     ):
-        asked.append(question(observation, None, observation.text, len(asked)))
+        asked.append(question(observation, None, observation.text, len(asked), redo))
     if moved is not None and "timezone" not in placed:
         # A move the reader could not place may have left the held zone behind too.
         placed.add("timezone")
@@ -367,52 +371,3 @@ def _someone_else(text: str) -> bool:
     return not any(
         words.match(first) for words in (*CUES.values(), *NOUNS.values(), *TALK.values())
     )
-
-
-# The speaker says they put something right.
-_OWN_SLIP = re.compile(
-    r"\b(?:autocorrect|typo|sorry|correction|meant|misspoke|misspel\w*|mistyp\w*|wrong|oops|"
-    r"wait|my\s+bad|i\s+said|i\s+typed|mistake|mix(?:ed|es)?\s+(?:\w+\s+)?up|fix|confus\w*|"
-    r"unclear|perd[oó]n|desculp\w*|quer\s+dizer|quise\s+decir)\b",
-    _I,
-)
-# A bare "no", or a turn that opens on the correction ("not leeds, leicester", "salford, not
-# manchester"), owns up to a slip only when the turn says no change: "it's elena now, not
-# helen" renames.
-_WEAK_SLIP = re.compile(
-    r"\b(?:no|nope|nah)\b|^\W*not\s+[^,;]{1,40}[,;\u2013\u2014-]|"
-    r"^[\w' .-]{1,30},\s+not\s+[\w' .-]{1,30}(?:[,;.!\u2013\u2014]|\s-|$)",
-    _I,
-)
-_CHANGED = re.compile(
-    r"\b(?:now|changed|new|moved|any\s*more|no\s+longer|since|these\s+days|switched)\b", _I
-)
-# What an owning-up says that is no hypothetical: "sorry if i was unclear"; and the word
-# asked back before its correction, no question: "brighton? no, hove".
-_SLIP_ASIDES = re.compile(r"\bsorry\s+if\s+[^,.;!?]*|\?+(?=\s*(?:no|nope|nah|wait)\b)", _I)
-# The sentences of a turn: someone else named in another one is no part of the swap's.
-_SENTENCES = re.compile(r"(?<=[.!?\n])\s+")
-# Someone else in the turn: the swap may be about them ("my brother's in Leeds, not York").
-_SOMEONE = re.compile(
-    r"\b(?:(?:my|our|his|her|their)\s+(?:sister|brother|mom|mum|mother|dad|father|friend|partner|"
-    r"husband|wife|boss|manager|colleague|coworker|son|daughter|cousin|aunt|uncle|girlfriend|"
-    r"boyfriend|roommate|flatmate|neighbou?r|parents?|kids?)|he|she|they|he's|she's|they're)\b",
-    _I,
-)
-
-
-# "sorry not sorry" owns up to nothing and swaps no words.
-_NO_SLIP = re.compile(r"\bsorry,?\s+not\s+sorry\b", _I)
-
-
-def _own_swap(text: str) -> Swap | None:
-    """The swap of words the speaker's own correction states, if it is plainly theirs."""
-    plain = _NO_SLIP.sub(" ", text.replace("\u2019", "'"))
-    owned = _OWN_SLIP.search(plain) or (_WEAK_SLIP.search(plain) and not _CHANGED.search(plain))
-    if not owned or NOT_NOW.search(_SLIP_ASIDES.sub(" ", plain)):
-        return None
-    swap = read_swap(plain)
-    if swap is None:
-        return None
-    said = [s for s in _SENTENCES.split(plain) if swap.old.casefold() in s.casefold()]
-    return None if any(_SOMEONE.search(s) for s in said or [plain]) else swap

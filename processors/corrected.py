@@ -86,6 +86,7 @@ def _the_one(named: Sequence[tuple[Fact, str]], schema: AttributeSchema) -> Corr
     return Corrected(fact, value, many=not spec.single_valued)
 
 
+_APOSTROPHES = re.compile(r"['\u2019]")
 # The nouns a value is said with that are no part of it: "the platform team", "three kids".
 _SLOT_NOUNS = re.compile(r"\s+(?:team|plan|tier|squad|kids|children|child|kid)$", re.IGNORECASE)
 _NUMBERS = dict(
@@ -115,8 +116,8 @@ def _swapped(held: str, swap: Swap) -> str | None:
         return None  # the "new" value only details the held one
     if held.isdigit() and not new.isdigit():
         return None  # a count is put right by a count
-    if value == old:
-        return swap.new
+    if _APOSTROPHES.sub("", value) == _APOSTROPHES.sub("", old):
+        return swap.new  # "sainsburys" names the held "Sainsbury's"
     if len(value) >= 3 and _within(value, old):
         # "phone call" names the held "phone", and "text" replaces it; but "the Wise app, not
         # the Monzo one" names another thing of its own, unless said the same way.
@@ -124,6 +125,8 @@ def _swapped(held: str, swap: Swap) -> str | None:
         if new.startswith(before) and new.endswith(after) and len(new) > len(old) - len(value):
             return swap.new[len(before) : len(swap.new) - len(after)]
         return swap.new if len(new.split()) == 1 else None
+    if _within(old, value) and "@" in value and "@" in new:
+        return swap.new  # a whole address put right by another: no part of it kept
     if _within(old, value):
         at = list(re.finditer(rf"(?<!\w){re.escape(old)}(?!\w)", value))[-1]
         before, after = held[: at.start()], held[at.end() :]

@@ -95,6 +95,12 @@ def question(text: str) -> CandidateFact:
          "job_title", "staff data engineer"),
         ([held("job_title", "data engineer")], "analyst, not engineer",
          "job_title", "data analyst"),
+        # Said without its apostrophe, the held name is still named.
+        ([held("employer", "McDonald's")], "sorry, not mcdonalds, burger king",
+         "employer", "burger king"),
+        # A whole address for a part of the held one: the address as said, nothing doubled.
+        ([held("email", "kim.lee@proton.me")], "typo, it's kim.li@proton.me not kim.lee",
+         "email", "kim.li@proton.me"),
     ],
 )  # fmt: skip
 def test_a_swap_replaces_the_old_words_in_the_one_fact_they_name(

@@ -31,6 +31,7 @@ from slotwise.processors.rules.erasure import ErasureRequest, read_erasure
 from slotwise.processors.rules.findings import Finding
 from slotwise.processors.rules.head import ALSO_RULES, NEGATION_RULES, RULES
 from slotwise.processors.rules.head.household import read_pets_in_passing, spouse_in_turn
+from slotwise.processors.rules.head.labelled import read_labelled
 from slotwise.processors.rules.head.standing import read_contact_method
 from slotwise.processors.rules.markers import states_change
 from slotwise.processors.rules.pursuits import read_pursuit
@@ -239,7 +240,9 @@ def _read_turn(
         read += spouse_in_turn(text, cased)
     # "as a vegan, is honey ok??": an aside read from the whole turn, questions included.
     held = {f.attribute for _, found in read for f in found}
-    asides = [f for f in read_asides(text) if f.attribute not in held]
+    # "new number - 07700 900123": a value under a label, which the clause splitter cuts.
+    told = (*read_asides(text), *read_labelled(text, cased))
+    asides = [f for f in told if f.attribute not in held]
     if asides:
         read.append((Clause(text, cased, None), asides))
     # Dated by the turn, not by the date it states: a birth date is no start of validity.

@@ -37,8 +37,11 @@ STATE_AFTER = re.compile(
     r"last|this|yesterday|today|recently|happily)\b|in\s+\d{4})",
     re.IGNORECASE,
 )
+# An emoji or a flag after a value ends it: "moved to canada 🇨🇦".
+_EMOJI = "\U0001f000-\U0001faff\u2600-\u27bf"
 BOUNDARY = re.compile(
-    r"^\s*(?:$|[,;:(]|(?:on|in|as|since|for|with|from|at|near|now|currently|today|yesterday|"
+    rf"^\s*(?:$|[,;:({_EMOJI}]|"
+    r"(?:on|in|as|since|for|with|from|at|near|now|currently|today|yesterday|"
     r"tomorrow|last|next|this|starting|until|monday|tuesday|wednesday|thursday|friday|saturday|"
     r"sunday|but|so|because|where|which|who|though|although|"
     r"while|full-time|part-time|remotely|these\s+days|again|too|as\s+well|right\s+now|by|after|"
@@ -137,6 +140,11 @@ TITLE_ALIASES = {
 }
 
 
+_WORKPLACES = frozenset(
+    "engineering marketing sales finance hr team office bank shop store restaurant".split()
+)
+
+
 def job_title(raw: str) -> str | None:
     title = TITLE_FILLER.sub("", raw.strip())
     alias = TITLE_ALIASES.get(title.lower())
@@ -147,7 +155,10 @@ def job_title(raw: str) -> str | None:
         words[-1] = "developer"  # "senior backend dev"
     if not 0 < len(words) <= 5 or not JOB_HEADS & set(words):
         return None
-    if set(words) & (STOPWORDS - {"of", "and", "&"}) or not all(
+    # A workplace or department names no job alone, but may open one: "engineering manager",
+    # "team lead", "office manager".
+    leading = set(words[:-1]) & _WORKPLACES
+    if (set(words) - leading) & (STOPWORDS - {"of", "and", "&"}) or not all(
         w.replace("-", "").replace("/", "").isalpha() for w in words
     ):
         return None

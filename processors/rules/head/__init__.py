@@ -41,6 +41,7 @@ from slotwise.processors.rules.head.identity import (
     read_origin,
     read_timezone,
 )
+from slotwise.processors.rules.head.new_job import read_new_job
 from slotwise.processors.rules.head.personal import (
     read_contact_preference,
     read_degree,
@@ -55,7 +56,6 @@ from slotwise.processors.rules.head.spoken import (
     read_hobbies,
     read_home_in_passing,
     read_medications,
-    read_new_job,
 )
 from slotwise.processors.rules.head.standing import (
     read_billing,

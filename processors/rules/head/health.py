@@ -28,8 +28,13 @@ __all__ = [
     "read_treated_condition",
 ]
 
+# "just found out I'm allergic to penicillin": news of the speaker's own allergy.
+_FOUND_OUT = (
+    r"(?:(?:just\s+|recently\s+)?(?:found\s+out|learned|learnt|discovered|realised|realized)\s+"
+    r"(?:that\s+)?)?"
+)
 _ALLERGIC = compile_all(
-    rf"^{AM}\s+(?:(?:very|severely|deathly|mildly|highly|slightly|extremely|super|so|quite)\s+)*"
+    rf"^{_FOUND_OUT}{AM}\s+(?:(?:very|severely|deathly|mildly|highly|slightly|extremely|super|so|quite)\s+)*"
     r"allergic\s+to\s+(?P<rest>.+)$",
     rf"^I(?:'ve\s+got|\s+have\s+got|\s+have){ADVERBS}\s+(?:a\s+|an\s+)?(?:(?:severe|mild|serious|"
     r"bad|slight|life-threatening|deadly)\s+)*(?P<rest>[\w\s,&-]+?)\s+allerg(?:y|ies)$",

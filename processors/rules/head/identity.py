@@ -82,6 +82,8 @@ _CALL_ME = compile_all(
     r"^(?:(?:you\s+can|please|just|feel\s+free\s+to|everyone|people|friends|my\s+friends)\s+)*"
     r"calls?\s+me\s+(?P<rest>.+)$",
     rf"^I{ADVERBS}\s+go\s+by\s+(?P<rest>.+)$",
+    # "now going by Sam", "I'm going by Jo these days".
+    rf"^(?:{AM}\s+|now\s+)?going\s+by\s+(?P<rest>.+)$",
     r"^I\s+prefer\s+(?:to\s+be\s+called|being\s+called)\s+(?P<rest>.+)$",
 )
 _INTRO = re.compile(r"^I(?:'m|\s+am)\s+(?P<rest>.+)$")
@@ -227,6 +229,10 @@ def read_home(clause: Clause) -> list[Finding]:
         return []
     where = ", ".join(value for _, value in places)
     moved = re.search(r"\b(?:moved|relocated)\b", clause.text, _I)
+    if moved and not any(_known_place(value) for _, value in places):
+        # "I moved to Atlassian in march": a move to a name no library knows as a place may
+        # be a move of job; the change is asked about, not guessed.
+        return []
     text = f"User lives in {where}." if moved else say(clause, *(value for _, value in places))
     return [Finding(kind, value, text) for kind, value in places]
 

@@ -12,7 +12,7 @@ from slotwise.processors.rules import gazetteer
 from slotwise.processors.rules.values import BOUNDARY, proper_noun, strip_the
 from slotwise.processors.rules.words import AMBIGUOUS_PLACES, COMMON_WORD_PLACES, PLANS
 
-__all__ = ["home_place", "place_kind", "spelled_out", "typed_place"]
+__all__ = ["home_place", "move_to_unknown", "place_kind", "spelled_out", "typed_place"]
 
 _I = re.IGNORECASE
 
@@ -87,3 +87,13 @@ def home_place(rest: str, cased: bool) -> tuple[str, str] | None:
     if written[:1].islower() and written.casefold() in COMMON_WORD_PLACES:
         return None
     return place_kind(found[0], cased)
+
+
+_MOVED = re.compile(r"\b(?:moved|relocated)\b", _I)
+
+
+def move_to_unknown(text: str, place: str) -> bool:
+    """ "I moved to Atlassian in march": a move to a name no library knows as a place may be
+    a move of job; the change is asked about, not guessed."""
+    known = (gazetteer.city(place), gazetteer.country(place), gazetteer.region(place))
+    return bool(_MOVED.search(text)) and not any(known)

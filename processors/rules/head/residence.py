@@ -39,8 +39,19 @@ _HOME_OTHERWISE = (
     ),
     re.compile(r"^(?:(?:and|so|but)\s+)*home\s+is\s+(?:now\s+)?(?P<rest>.+)$", _I),
     re.compile(_LEAD + r"(?:now\s+)?(?P<rest>[A-Za-z][\w ]{1,30}?)-based\b", _I),
-    # "now in nairobi for good": a stay said to be for good is a home.
-    re.compile(_LEAD + r"(?:now\s+)?in\s+(?P<rest>.+?)\s+(?:for\s+good|permanently)\b", _I),
+    # "now in nairobi for good", "we're in leeds these days": a stay said to be for good, or
+    # to last, is a home.
+    re.compile(
+        _LEAD + r"(?:now\s+)?in\s+(?P<rest>.+?)\s+(?:for\s+good|permanently|these\s+days|"
+        r"nowadays)\b",
+        _I,
+    ),
+    # "we ended up settling in valencia": where a move came to rest.
+    re.compile(
+        _LEAD + r"ended\s+up\s+(?:living|settling|moving|buying|renting)\s+(?:in|to)\s+"
+        r"(?P<rest>.+)$",
+        _I,
+    ),
     _LIFE,
 )
 # A stay, not a home: a visit, a holiday, a span that ends.

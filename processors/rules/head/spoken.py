@@ -17,7 +17,7 @@ import re
 from slotwise.processors.rules import gazetteer
 from slotwise.processors.rules.clauses import Clause
 from slotwise.processors.rules.findings import INFERRED, Finding
-from slotwise.processors.rules.head.places import home_place
+from slotwise.processors.rules.head.places import home_place, move_to_unknown
 from slotwise.processors.rules.head.standing import own
 from slotwise.processors.rules.values import BOUNDARY, proper_noun, split_items, strip_the
 from slotwise.processors.rules.wording import ADVERBS
@@ -30,7 +30,6 @@ __all__ = [
     "read_hobbies",
     "read_home_in_passing",
     "read_medications",
-    "read_new_job",
 ]
 
 _I = re.IGNORECASE
@@ -84,6 +83,8 @@ def read_home_in_passing(clause: Clause) -> list[Finding]:
         if place is None:
             return []
         kind, value = place
+        if move_to_unknown(text, value):
+            return []
         return [Finding(kind, value, f"User lives in {value}.")]
     return []
 
@@ -116,55 +117,6 @@ def read_current_location(clause: Clause) -> list[Finding]:
         if not clause.cased and gazetteer.city(place) is None and gazetteer.country(place) is None:
             return []
         return [Finding("current_location", place, f"User is currently in {place}.")]
-    return []
-
-
-_ORG = r"(?P<rest>.+)$"
-_NEW_JOB = tuple(
-    re.compile(p, _I)
-    for p in (
-        rf"\b(?:first|1st)\s+day\s+(?:at|with)\s+(?:the\s+new\s+(?:job|place)\s+at\s+)?{_ORG}",
-        rf"\bday\s+(?:one|two|three|\d+)\s+(?:at|with)\s+(?:the\s+new\s+(?:job|place|gig)\s+at\s+)?{_ORG}",
-        rf"^I(?:'m|\s+am)\s+(?:\w+\s+){{1,3}}into\s+(?:the|my)\s+(?:new\s+)?job\s+at\s+{_ORG}",
-        rf"^I(?:'m|\s+am)\s+joining\s+{_ORG}",
-        rf"^I(?:'m|\s+am)\s+at\s+(?P<cased>{_ORG})",
-        rf"^I(?:'ve|\s+have)\s+worked\s+(?:at|for)\s+{_ORG}",
-        rf"^I(?:'ve|\s+have)\s+been\s+(?:at|with|working\s+at|working\s+for)\s+{_ORG}",
-    )
-)
-_NEW_JOB_AFTER = re.compile(
-    r"^\s*(?:$|[,;(]|(?:now|these\s+days|today|tomorrow|on|in|next|this|from|since|for|and|is|"
-    r"was|starting|as)\b)",
-    _I,
-)
-_SELF = re.compile(
-    r"\b(?:going|gone|went)\s+(?:freelance|solo)|\bcontracting\s+for\s+myself\b|"
-    r"^I(?:'m|\s+am)\s+(?:now\s+)?(?:self-employed|freelancing|freelance|a\s+freelancer)\b|"
-    r"\bwent\s+solo\b|\bstarted\s+freelancing\b",
-    _I,
-)
-
-
-def read_new_job(clause: Clause) -> list[Finding]:
-    """Where the speaker works from now on, however the change is told."""
-    text = clause.text
-    if _SELF.search(text) and own_or_bare(clause):
-        return [Finding("employer", "self-employed", "User is self-employed.")]
-    for number, pattern in enumerate(_NEW_JOB):
-        found = pattern.search(text)
-        if found is None:
-            continue
-        if number == 4:
-            # "I'm at the gym" is a place; only a capitalised name that stands for now is a job.
-            if not clause.cased or not re.search(r"\b(?:now|these\s+days)\b", text, _I):
-                return []
-        named = proper_noun(strip_the(found["rest"]), clause.cased, limit=4)
-        if named is None or not _NEW_JOB_AFTER.match(named[1]):
-            return []
-        org = named[0]
-        if org.lower() in STOPWORDS or gazetteer.city_by_name(org) or gazetteer.country(org):
-            return []
-        return [Finding("employer", org, f"User works at {org}.")]
     return []
 
 

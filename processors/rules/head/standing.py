@@ -252,7 +252,7 @@ _PRONOUNS = re.compile(
 )
 _PRONOUN_FRAME = re.compile(
     r"^(?:(?:my\s+)?pronouns(?:\s+(?:are|is|r)\b|\s*[:=-])|I\s+(?:now\s+)?(?:use|go\s+by)\s+(?:he|she|they)/|I(?:'m|\s+am)\s+(?:\w+\s*,?\s*)?\(?(?:he|she|they)/|"
-    r"(?:he|she|they)/\w+\s+(?:these\s+days|now|please|thanks|pls)|"
+    r"(?:it's\s+|its\s+)?(?:he|she|they)/\w+\s+(?:for\s+me\s+)?(?:these\s+days|now|please|thanks|pls)|"
     # "could you use she/her for me from now on": asked of the speaker, about the speaker.
     r".*\b(?:use|call\s+me)\s+(?:he|she|they)/\w+\s+(?:for|with)\s+me\b|"
     r"(?:\w+\s+)?(?:badge|profile|bio|email\s+signature)\s+(?:now\s+)?says\b)",

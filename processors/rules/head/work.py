@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from slotwise.processors.rules import gazetteer
 from slotwise.processors.rules.clauses import Clause
@@ -60,8 +61,14 @@ _TITLE_ONLY = re.compile(
     rf"^(?:{_LASTING}|I\s+went\s+back\s+to\s+being|I\s+(?:[\w'-]+\s+){{0,3}}?(?:and\s+)?(?:retrained|"
     r"requalified)\s+as)\s+(?:a|an)\s+(?P<title>[\w\s/&-]+?)"
     r"(?:\s+by\s+(?:trade|profession|training))?(?:\s+(?:now|these\s+days|again|full[- ]time))?"
-    rf"{_SINCE}$",
+    rf"{_SINCE}(?P<tail>\s*,.*)?$",
     _I,
+)
+# "I'm a PM now, no more coding": a remark after a title said to hold now leaves it standing;
+# one that doubts or dates it ("a nurse, or was until March") does not.
+_NOW = re.compile(r"\b(?:now|these\s+days|nowadays)\b", _I)
+_DOUBTING = re.compile(
+    r"\b(?:if|would|might|maybe|until|till|or|not|no\s+longer|any\s*more|but|was|used)\b|\?", _I
 )
 _WORK_AS = re.compile(
     rf"^I{ADVERBS}\s+work\s+as\s+(?:a|an)\s+(?P<title>[\w\s/&-]+?)"
@@ -76,9 +83,10 @@ _EMPLOYED = compile_all(
 _HIRED = compile_all(
     rf"^I(?:'ll|\s+will|'m|\s+am)?{ADVERBS}\s+(?:be\s+)?(?:start|starting|started|begin|beginning|"
     r"began)\s+(?:work\s+|working\s+|a\s+new\s+job\s+|my\s+new\s+job\s+)?(?:at|with)\s+(?P<rest>.+)$",
-    rf"^I(?:'ve|\s+have)?{ADVERBS}\s+(?:got\s+(?:a\s+(?:new\s+)?job|hired)\s+(?:at|with|by)|"
-    r"was\s+hired\s+(?:at|by)|landed\s+a\s+(?:new\s+)?job\s+(?:at|with)|accepted\s+(?:a|an)\s+"
-    r"(?:new\s+)?(?:job|offer|position)\s+(?:at|from|with))\s+(?P<rest>.+)$",
+    # Chat drops the "I": "accepted the offer at Atlassian", "got hired by Arup".
+    rf"^(?:I(?:'ve|\s+have)?{ADVERBS}\s+)?(?:got\s+(?:a\s+(?:new\s+)?job|hired)\s+(?:at|with|by)|"
+    r"was\s+hired\s+(?:at|by)|landed\s+a\s+(?:new\s+)?job\s+(?:at|with)|(?:accepted|took)\s+"
+    r"(?:a|an|the)\s+(?:new\s+)?(?:job|offer|position|role)\s+(?:at|from|with))\s+(?P<rest>.+)$",
 )
 _JOINED = compile_all(
     rf"^I(?:'ve|\s+have)?{ADVERBS}\s+joined\s+(?P<rest>.+)$",
@@ -87,8 +95,9 @@ _JOINED = compile_all(
     r"from|this)\b.*)$",
 )
 _NEW_JOB_AS = re.compile(
-    rf"^I(?:'ve|\s+have)?{ADVERBS}\s+(?:started|got|landed|took|accepted|began)\s+(?:a|my)\s+"
-    r"(?:new\s+)?(?:job|role|position)\s+as\s+(?:a\s+|an\s+)?(?P<title>[\w\s/&-]+?)"
+    rf"^I(?:'ve|\s+have)?{ADVERBS}\s+(?:(?:started|got|landed|took|accepted|began)\s+(?:a|my)\s+"
+    r"(?:new\s+)?(?:job|role|position)|(?:started|began)(?:\s+work(?:ing)?)?)\s+as\s+"
+    r"(?:a\s+|an\s+)?(?P<title>[\w\s/&-]+?)"
     r"(?:\s+(?:at|with)\s+(?P<rest>.+?))?(?P<after>(?:\s+(?:last|this|in|on|since|two|a)\b.*)?)$",
     _I,
 )
@@ -160,6 +169,11 @@ def read_employer(clause: Clause) -> list[Finding]:
     new_job = _NEW_JOB_AS.match(clause.text)
     found = _WORK_AS.match(clause.text) or new_job or _TITLE_ONLY.match(clause.text)
     if found is not None:
+        if found.groupdict().get("tail"):
+            said = clause.text[: found.start("tail")]
+            if not _NOW.search(said) or _DOUBTING.search(found["tail"]):
+                return []
+            clause = replace(clause, text=said)
         title = job_title(found["title"])
         rest = found.groupdict().get("rest")
         org = None if rest is None else organisation(rest, clause.cased)
@@ -187,7 +201,8 @@ _TEAM = re.compile(
     rf"^(?:I(?:'m|\s+am|{ADVERBS}\s+work){ADVERBS}\s+(?:on|in|with|part\s+of)|"
     # "they moved me to the payments team", "got moved onto the design systems team".
     r"(?:(?:they|we|I)\s+)?(?:\w+\s+)?(?:moved|put|transferred|switched)\s+(?:me\s+)?"
-    r"(?:to|onto|into)|I\s+(?:got\s+|was\s+)?(?:moved|put|transferred)\s+(?:to|onto|into))\s+the\s+"
+    r"(?:to|onto|into)|I\s+(?:got\s+|was\s+)?(?:moved|put|transferred)\s+(?:to|onto|into)|"
+    rf"I(?:'ve|\s+have)?{ADVERBS}\s+joined)\s+the\s+"
     r"(?P<team>[\w&/-]+(?:\s+[\w&/-]+){0,2}?)\s+team(?P<after>.*)$",
     _I,
 )
@@ -199,6 +214,19 @@ _TITLE_IS = re.compile(
     r"(?:\s+(?:now|these\s+days|officially))?\W*$",
     _I,
 )
+_LEADING = re.compile(
+    r"^(?P<title>(?:head|director|vp)\s+of\s+(?!(?:the|my|our|a|an)\b)[a-z]+"
+    r"(?:\s+(?!(?:now|these)\b)[a-z]+)?)$",
+    _I,
+)
+
+
+def _leading(raw: str) -> str | None:
+    """ "head of product": a title that leads a function and names no job word."""
+    found = _LEADING.match(raw.strip())
+    return None if found is None else " ".join(found["title"].lower().split())
+
+
 _THE_LEADER = re.compile(
     rf"^{AM}\s+(?:now\s+)?the\s+(?P<title>(?:head|director|vp)\s+of\s+(?!(?:the|my|our|a|an)\b)"
     r"[a-z]+(?:\s+(?!(?:now|these)\b)[a-z]+)?)(?:\s+(?:now|these\s+days))?\W*$",
@@ -206,10 +234,12 @@ _THE_LEADER = re.compile(
 )
 
 
-# "got promoted to senior developer last week": the new title, whatever the tail says.
+# "got promoted to senior developer last week", "they made me team lead": the new title,
+# whatever the tail says.
 _PROMOTED = re.compile(
-    rf"^I(?:'ve|\s+have)?{ADVERBS}\s+(?:(?:got|was|been|just\s+got)\s+)?promoted\s+to\s+"
-    r"(?:a\s+|an\s+)?(?P<title>[\w\s/&-]+?)"
+    rf"^(?:I(?:'ve|\s+have)?{ADVERBS}\s+(?:(?:got|was|been|just\s+got)\s+)?promoted\s+to|"
+    r"(?:they|we|the\s+(?:company|board|firm)|my\s+(?:boss|manager))\s+(?:(?:just|finally|"
+    r"officially)\s+)?made\s+me)\s+(?:(?:a|an|the)\s+)?(?P<title>[\w\s/&-]+?)"
     r"(?=\s+(?:last|this|in|on|at|since|yesterday|today|so|and|after|recently)\b|\W*$)",
     _I,
 )
@@ -218,7 +248,7 @@ _PROMOTED = re.compile(
 def read_title(clause: Clause) -> list[Finding]:
     """A job title stated as the title, with no employer."""
     found = _TITLE_IS.match(clause.text) or _PROMOTED.match(clause.text)
-    title = None if found is None else job_title(found["title"])
+    title = None if found is None else job_title(found["title"]) or _leading(found["title"])
     if title is None:
         leader = _THE_LEADER.match(clause.text)
         title = None if leader is None else " ".join(leader["title"].lower().split())

@@ -82,12 +82,13 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"\b(?P<count>\d+|(?i:a|an|one|two|three|four|five|six))\s+"
             r"(?P<unit>(?i:day|week|month|year))(?i:s)?\s+(?i:ago)\b",
         ),
-        ("relative_weekday", rf"\b(?P<rel>(?i:last|next|this|on))\s+{_WEEKDAY}"),
+        ("relative_weekday", rf"\b(?P<rel>(?i:last|next|this|on|since))\s+{_WEEKDAY}"),
         ("relative_weekday", rf"\b(?P<rel>(?i:last|next|this|on))\s+{_WEEKDAY_SHORT}"),
         ("weekday", rf"\b{_WEEKDAY}"),
         (
             "relative_month",
-            rf"\b(?P<rel>(?i:last|next|this|in|since|by|until))\s+(?:(?i:early|late|mid)[\s-]+)?"
+            rf"\b(?P<rel>(?i:last|next|this|in|since|by|until|from|starting|as\s+of))\s+"
+            rf"(?:(?i:early|late|mid)[\s-]+)?"
             rf"(?P<month>{_MONTH})(?:,?\s+{_YEAR}\b)?",
         ),
         ("month_year", rf"\b(?P<month>{_MONTH})\s+{_YEAR}\b"),
@@ -253,7 +254,7 @@ def _interpret(
         result = _ago(found, today)
     elif kind in ("relative_weekday", "weekday"):
         rel = found.group("rel").lower() if kind == "relative_weekday" else "on"
-        if rel == "on" and tense == "past":
+        if (rel == "on" and tense == "past") or rel == "since":
             rel = "last"
         weekday = [w[:3] for w in _WEEKDAYS].index(found.group("weekday")[:3].lower())
         result = (_weekday(today, weekday, rel), "day", True)
@@ -327,7 +328,12 @@ def _month_mention(
         return date(year, month, 1), "month", True
     if rel == "this":
         return date(today.year, month, 1), "month", True
-    if tense == "future" and rel != "since":
+    # "from april", "starting june": a state that takes hold at the month's next start.
+    if (
+        (tense == "future" and rel != "since")
+        or rel in ("from", "starting")
+        or rel.startswith("as")
+    ):
         year = today.year if month >= today.month else today.year + 1
     else:
         year = today.year if month <= today.month else today.year - 1

@@ -41,7 +41,10 @@ _CHANGE_WORDS: dict[str, tuple[tuple[re.Pattern[str], str], ...]] = {
     "work_arrangement": (
         (
             re.compile(
-                r"\b(?:in|at|to)\s+the\s+office\b|\boffice\s+full[- ]time\b|\bin-office\b", _I
+                # "back in the office three days a week" is hybrid, not the office.
+                r"\b(?:in|at|to)\s+the\s+office\b(?!\s+(?:one|two|three|four|[1-4])\s+days)|"
+                r"\boffice\s+full[- ]time\b|\bin-office\b",
+                _I,
             ),
             "office",
         ),

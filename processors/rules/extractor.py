@@ -36,8 +36,10 @@ from slotwise.processors.rules.head.standing import read_contact_method
 from slotwise.processors.rules.markers import states_change
 from slotwise.processors.rules.pursuits import read_pursuit
 from slotwise.processors.rules.tail import read_free_text
+from slotwise.processors.rules.town_talk import read_town_in_turn
+from slotwise.processors.rules.undated import read_undated
 from slotwise.processors.rules.unsure import unsure_questions
-from slotwise.processors.rules.validity import began, still_holds
+from slotwise.processors.rules.validity import began, not_yet, planned, still_holds
 from slotwise.processors.rules.wording import absolute_dates
 from slotwise.processors.schema import AttributeSchema
 from slotwise.topics.records import CandidateFact, Command, Observation
@@ -151,7 +153,7 @@ def extract_records(
         return _erasure(request, observation, schema)
     stated, clauses = _read_turn(observation, schema, classifier)
     if not ask:
-        return list(stated)
+        return [c for c in stated if c.question is None]
     placer = classifier.classify if classifier is not None else None
     return [*stated, *unsure_questions(observation, clauses, stated, placer)]
 
@@ -209,7 +211,7 @@ def extract_candidates(
 ) -> list[CandidateFact]:
     """The facts about the subject stated in one observation (deterministic; pure without
     a ``classifier``, which places what the rules could not)."""
-    return _read_turn(observation, schema, classifier)[0]
+    return [c for c in _read_turn(observation, schema, classifier)[0] if c.question is None]
 
 
 def _read_turn(
@@ -227,7 +229,7 @@ def _read_turn(
     text, quotes = _masked(raw)
     text = expand(text)
     clauses = list(islice(split_clauses(text, cased=cased), MAX_CLAUSES))
-    readings = _lapsed([_read(clause) for clause in clauses], clauses)
+    readings = _lapsed([read_undated(_read, clause) for clause in clauses], clauses)
     if classifier is not None:
         readings = _classified(classifier, clauses, readings)
     # A value read from a quotation's place was never said as the speaker's own.
@@ -241,7 +243,7 @@ def _read_turn(
     # "as a vegan, is honey ok??": an aside read from the whole turn, questions included.
     held = {f.attribute for _, found in read for f in found}
     # "new number - 07700 900123": a value under a label, which the clause splitter cuts.
-    told = (*read_asides(text), *read_labelled(text, cased))
+    told = (*read_asides(text), *read_labelled(text, cased), *read_town_in_turn(text))
     asides = [f for f in told if f.attribute not in held]
     if asides:
         read.append((Clause(text, cased, None), asides))
@@ -259,6 +261,9 @@ def _read_turn(
             category = spec.category if spec is not None else FREE_TEXT_CATEGORY
             mention = find_date(clause.text, observation.observed_at, tense=clause.tense)
             valid_from = began(finding, clause, mention, observation)
+            if finding.attribute is not None and not_yet(mention, observation):
+                candidates += planned(observation, finding.attribute, clause.text, len(candidates))
+                continue
             candidates.append(
                 CandidateFact(
                     schema="candidate/1",

@@ -203,7 +203,9 @@ _CORRECTS = re.compile(
 _STILL = re.compile(r"\bstill\b", _I)
 # A move, or a home that has lasted since some time: either way a held zone may be stale.
 _MOVE = re.compile(
-    r"\b(?:moved|move|moving|relocated|mud[eé]|mudamos|mudei|now|home|been\s+living|since)\b", _I
+    r"\b(?:moved|move|moving|relocated|mud[eé]|mudamos|mudei|now|home|been\s+living|since|"
+    r"left|bye|goodbye|farewell|new\s+(?:flat|place|house|apartment|apt|landlord|neighbou?rs?))\b",
+    _I,
 )
 
 

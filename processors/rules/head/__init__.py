@@ -48,6 +48,7 @@ from slotwise.processors.rules.head.personal import (
     read_language_level,
     read_open_pronouns,
 )
+from slotwise.processors.rules.head.places import read_home_since
 from slotwise.processors.rules.head.residence import read_home_otherwise
 from slotwise.processors.rules.head.spoken import (
     read_children,
@@ -112,6 +113,7 @@ ALSO_RULES: tuple[Rule, ...] = (
     read_home_in_passing,
     read_home_otherwise,
     read_home_by_consequence,
+    read_home_since,
     read_current_location,
     read_new_job,
     read_job_by_consequence,

@@ -67,7 +67,8 @@ _NOT_HOME = re.compile(
     r"\?|\b(?:old|former|previous|ex|holiday|vacation|summer|airbnb|rental\s+property|if|would|"
     r"might|maybe|want|wanna|hope|hoping|looking|thinking|considering|plan(?:s|ning)?|dream\w*|"
     r"someday|investment|for\s+(?:my|our|the)\s+(?:mum|mom|dad|parents|son|daughter|kids?|"
-    r"sister|brother)|parents'?|mum's|mom's|dad's|sister's|brother's)\b",
+    r"sister|brother)|parents'?|(?:mum|mom|dad|sister|brother|daughter|son|kid|friend|partner|"
+    r"wife|husband|boyfriend|girlfriend|cousin|aunt|uncle|grandma|grandpa)s?'s?)\b",
     _I,
 )
 # After the place: the verb of the clause it is the subject of ("… in glasgow is awful").
@@ -75,6 +76,8 @@ _THEN_VERB = re.compile(
     r"^\s*(?:is|are|was|were|has|have|keeps?|kept|feels?|seems?|sucks?|rocks?|takes?|charges?|"
     r"agora|ahora|hoy|desde|há|hace|starts?|started|done|over|finished|complete|survived|"
     r"went|going|so\s+far|and|still|finally|already|really|honestly|just|actually|totally|"
+    # a new subject ("since joining klarna I've…") or what the neighbours did ("brought cake")
+    r"I|I've|I'm|im|we|we've|we're|brought|made|gave|came|threw|baked|invited|helped|said|"
     rf"{_DWELLING})\b",
     _I,
 )
@@ -138,6 +141,13 @@ _JOB_BY = tuple(
         r"^(?:yo\s+|eu\s+)?(?:trabajo|trabalho)\s+(?:en|em|para|pra)\s+(?P<rest>.+)$",
         # "onboarding at deliveroo is tomorrow 9am": the first days of the new job.
         r"(?:^|\bmy\s+)onboarding\s+(?:at|with)\s+(?P<rest>.+)$",
+        # "two weeks into the new job at canva", "week one at deloitte done", "since joining
+        # klarna": the new job counted from its start.
+        r"^(?:(?:I'm|im|I\s+am)\s+)?(?:(?:a|one|two|three|four|five|six|\d+|a\s+few|few)\s+"
+        r"(?:days?|weeks?|months?)\s+into\s+)?(?:the\s+)?new\s+(?:job|role|position|gig)\s+"
+        r"(?:at|with|over\s+at)\s+(?P<rest>.+)$",
+        r"\b(?:week|month|day)\s+(?:one|1|two|2)\s+(?:at|with)\s+(?P<rest>.+)$",
+        r"^(?:ever\s+)?since\s+(?:i\s+)?join(?:ing|ed)\s+(?P<rest>.+)$",
     )
 )
 _NOT_JOB = re.compile(

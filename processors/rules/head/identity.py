@@ -306,6 +306,9 @@ def read_languages(clause: Clause) -> list[Finding]:
 
 _TIMEZONE_LEAD = compile_all(
     r"^my\s+time\s?zone\s+is\s+(?P<rest>.+)$",
+    # "switched my clocks to CET", "changed my timezone to UTC+2": the zone the speaker keeps.
+    r"^(?:I\s+)?(?:switched|changed|set|moved)\s+(?:my|our)\s+(?:clocks?|time\s?zone|watch)\s+"
+    r"(?:over\s+|back\s+)?to\s+(?P<rest>.+)$",
     rf"^{AM}\s+(?:on|in)\s+(?:the\s+)?(?P<rest>.+)$",
 )
 

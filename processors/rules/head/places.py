@@ -1,4 +1,5 @@
-"""Which home slot a place name fills: a city, a region or a country.
+"""Which home slot a place name fills: a city, a region or a country; and a home told by
+how long the speaker has been in its city.
 
 A library (the gazetteer) knows an uncased name; a capitalised unknown one is taken as a
 city. Names that are a city in one reading and something else in another are refused.
@@ -9,10 +10,20 @@ from __future__ import annotations
 import re
 
 from slotwise.processors.rules import gazetteer
+from slotwise.processors.rules.clauses import Clause
+from slotwise.processors.rules.findings import Finding
+from slotwise.processors.rules.town_talk import STAY
 from slotwise.processors.rules.values import BOUNDARY, proper_noun, strip_the
 from slotwise.processors.rules.words import AMBIGUOUS_PLACES, COMMON_WORD_PLACES, PLANS
 
-__all__ = ["home_place", "move_to_unknown", "place_kind", "spelled_out", "typed_place"]
+__all__ = [
+    "home_place",
+    "move_to_unknown",
+    "place_kind",
+    "read_home_since",
+    "spelled_out",
+    "typed_place",
+]
 
 _I = re.IGNORECASE
 
@@ -97,3 +108,51 @@ def move_to_unknown(text: str, place: str) -> bool:
     a move of job; the change is asked about, not guessed."""
     known = (gazetteer.city(place), gazetteer.country(place), gazetteer.region(place))
     return bool(_MOVED.search(text)) and not any(known)
+
+
+# A city opening the clause and how long the speaker has lived there: "new york since the
+# fall", "phoenix since may", "three months in melbourne now", "two weeks into life in
+# bangkok". Since a weekday or an hour, it is a trip ("kumasi since thursday").
+_CITY = r"(?P<city>[^\W\d_][\w'-]*(?:\s+[^\W\d_][\w'-]*)?)"
+_HOME_SINCE = tuple(
+    re.compile(p, _I)
+    for p in (
+        rf"^{_CITY}\s+since\s+(?!(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
+        r"yesterday|today|this\s+morning|last\s+night|\d{1,2}(?::\d\d)?\s*(?:am|pm)?\b))",
+        r"^(?:(?:a|one|two|three|four|five|six|seven|eight|nine|ten|eleven|\d+|a\s+few|few|"
+        r"several)\s+(?:months?|years?)\s+in|(?:a|one|two|three|four|five|six|\d+|a\s+few|few)\s+"
+        rf"(?:days?|weeks?|months?|years?)\s+into\s+(?:life|living)\s+in)\s+{_CITY}"
+        r"(?:\s+now\b|\s*$|\s+and\b)",
+    )
+)
+# Besides a trip or a visit, an itinerary: "lisbon since the spring, porto next month".
+_NEXT_STOP = re.compile(r"\b(?:next|tomorrow|tonight|then|after\s+that)\b", _I)
+
+
+# The city is someone else's, or the clause's subject: "melbourne since 2019 is my
+# cousin's whole personality".
+_NOT_MINE = re.compile(
+    r"\b(?:he|she|they|his|her|their|hers|theirs)\b|"
+    r"\b(?!(?:it|that|what|there|here|let)'s\b)\w+'s\b|\bsince\s+[^,;]{1,25}?\s+(?:is|was|has|are)\b",
+    _I,
+)
+
+
+def read_home_since(clause: Clause) -> list[Finding]:
+    """The home city a clause opens on and dates the speaker's stay in, when the stay is
+    no trip; only a city the gazetteer knows by its name."""
+    if STAY.search(clause.text) or _NEXT_STOP.search(clause.text) or _NOT_MINE.search(clause.text):
+        return []
+    for pattern in _HOME_SINCE:
+        found = pattern.search(clause.text)
+        if found is None:
+            continue
+        words = found["city"].split()
+        for size in range(len(words), 0, -1):
+            typed = " ".join(words[:size])
+            if typed.casefold() in COMMON_WORD_PLACES or typed.casefold() in AMBIGUOUS_PLACES:
+                continue
+            town = gazetteer.city_by_name(typed)
+            if town is not None and (size == len(words) or pattern is _HOME_SINCE[1]):
+                return [Finding("home_city", town.name, f"User lives in {town.name}.")]
+    return []

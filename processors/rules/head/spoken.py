@@ -56,6 +56,12 @@ _HOME = tuple(
 )
 
 
+# "the new flat in dallas is my daughter's": the place said to be someone else's.
+_SOMEONE_ELSES = re.compile(
+    r"\b(?:is|was)\s+(?:(?:my|our|his|her|their)\s+\w+'s|hers|theirs)\b", _I
+)
+
+
 def read_home_in_passing(clause: Clause) -> list[Finding]:
     text = clause.text
     # "Lisbon is home now"; "the commute from our new place in York": the speaker's own home,
@@ -67,7 +73,7 @@ def read_home_in_passing(clause: Clause) -> list[Finding]:
         _I,
     )
     lead = re.match(r"^(?:I|we|our|my)\b", text, _I) or passing
-    if not lead or not (own(clause) or passing):
+    if not lead or not (own(clause) or passing) or _SOMEONE_ELSES.search(text):
         return []
     for number, pattern in enumerate(_HOME):
         found = pattern.search(text)

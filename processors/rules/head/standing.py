@@ -57,13 +57,14 @@ _REMOTE = re.compile(
 _HYBRID = re.compile(
     r"\bhybrid\b|\b(?:two|three|2|3)\s+days\s+(?:a\s+week\s+)?in\s+(?:the\s+)?office\b|"
     r"\bI(?:'m|\s+am|\s+go)\s+in(?:\s+to\s+the\s+office|\s+the\s+office)?\s+(?:two|three|2|3)\s+"
-    r"days\s+a\s+week\b|\b(?:two|three|2|3)\s+days\s+(?:a\s+week\s+)?(?:from|at)\s+home\b",
+    r"days\s+a\s+week\b|\b(?:two|three|2|3)\s+days\s+(?:a\s+week\s+)?(?:from|at)\s+home\b|"
+    r"\bin\s+(?:to\s+)?the\s+office\s+(?:two|three|four|2|3|4)\s+days\b",
     _I,
 )
 _OFFICE = re.compile(
     r"\b(?:(?:from|in|at)\s+the\s+office|office)\s+(?:every\s+day|full[- ]time|5\s+days|"
     r"five\s+days|mon-fri|monday\s+to\s+friday)|\b(?:5|five)\s+days\s+in\s+the\s+office\b|"
-    r"\bback\s+in\s+the\s+office\b",
+    r"\bback\s+in\s+the\s+office\b(?!\s+(?:one|two|three|four|[1-4])\s+days)",
     _I,
 )
 _WORK_CONTEXT = re.compile(

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from slotwise.processors.dates import Tense
+from slotwise.processors.rules.bio import bio_items
 from slotwise.processors.rules.chat import restore_subject
-from slotwise.processors.rules.values import job_title
 from slotwise.processors.rules.words import IRREGULAR_PAST
 
 __all__ = ["MAX_CLAUSE_CHARS", "NEGATION", "Clause", "split_clauses", "without_denial_aside"]
@@ -37,7 +37,11 @@ class Clause:
 # A dash between statements, spaced or not: "head chef- it's wild", "unreal—we won".
 _SENTENCE_BREAK = re.compile(
     r"(?<=[.!?])[\"')\]]*\s+|\n+|\s+[-\u2013\u2014]+\s+|(?<=[A-Za-z])-+\s+|"
-    r"(?<=[A-Za-z])\u2014(?=[A-Za-z])"
+    r"(?<=[A-Za-z])\u2014(?=[A-Za-z])|"
+    # "can you plan my meals, btw i'm vegetarian": news tacked on after an aside word is a
+    # sentence of its own, so the question before it does not take it down too.
+    r",\s*(?=(?:and\s+)?(?:btw|by\s+the\s+way|oh\s+and|oh|also|anyway|anyways|fyi|"
+    r"just\s+so\s+you\s+know|for\s+context)[,:]?\s+(?:I|I'm|I've|my|we|we're|we've|our)\b)"
 )
 _CLAUSE_BREAK = re.compile(
     r"\s*;\s*|,\s+(?=(?:which|where|who|whom|whose)\b)"
@@ -57,6 +61,8 @@ _CLAUSE_BREAK = re.compile(
     # "…, don't suggest mongo": an instruction is its own clause, and its negation is not the
     # statement's.
     r"|,\s+(?=(?:don't|do\s+not|please\s+don't)\b)"
+    # "…and text is better than calling": how to reach the speaker is a statement of its own.
+    r"|,?\s+and\s+(?=(?:texts?|texting|e-?mail|whats\s?app)\s+(?:is|works)\b)"
     r"|,?\s+and\s+(?=(?:on|from|next|this)\s+\w+\s+(?:i|i'm|i'll|we)\b)"
     # "I left Nubank and started at Stone": a second change told with the "I" dropped.
     r"|,?\s+(?:and(?:\s+then)?|then)\s+(?=(?:start|started|starting|began|joined|moved|"
@@ -135,12 +141,14 @@ _QUESTION_START = re.compile(
     re.IGNORECASE,
 )
 _CONDITIONAL = re.compile(
-    r"\b(?:if|unless|whether|suppose|supposing|imagine|in case|assuming|wonder|wondering|"
-    r"hypothetically|pretend)\b",
+    r"\b(?:if|unless|whether|suppose|supposing|imagine|in case|assuming|hypothetically|pretend)\b",
     re.IGNORECASE,
 )
 _HYPOTHETICAL = re.compile(
+    # "I was wondering about insurance, I have asthma": a wondering asks in its own clause
+    # only; the statement after it stands ("wondering if…" is a condition all the same).
     r"\b(?:might|maybe|perhaps|possibly|probably|would|could|should|wish|hope|hoping|hopefully|"
+    r"wonder|wondering|"
     r"thinking\s+(?:about|of)|considering|consider|planning|(?:I|we|they|he|she|you)\s+plans?\s+to|want\s+to|"
     r"wants\s+to|wanna|going\s+to|gonna|intend|someday|one\s+day|eventually|dream|dreaming|"
     r"about\s+to|trying\s+to|try\s+to|need\s+to|have\s+to|has\s+to|got\s+to|gotta|"
@@ -188,7 +196,7 @@ def split_clauses(text: str, *, cased: bool | None = None) -> Iterator[Clause]:
     cased = any(ch.isupper() for ch in text) if cased is None else cased
     greeting = bool(_GREETING.match(text))
     for raw_sentence in _SENTENCE_BREAK.split(text):
-        sentence = _strip_fillers(raw_sentence.strip())
+        sentence = _told_after_asking(_strip_fillers(raw_sentence.strip()))
         if not sentence or sentence.endswith("?") or _QUESTION_START.match(sentence):
             continue
         sentence = _HOUSEHOLD_MOVE.sub("we", sentence)
@@ -220,21 +228,30 @@ def split_clauses(text: str, *, cased: bool | None = None) -> Iterator[Clause]:
                 yield Clause(clause, cased, _tense(clause), greeting)
 
 
-def _bio_items(clause: str) -> list[str]:
-    """ "30, nurse, leeds, 2 cats": a bio line's one bare job title as the speaker's statement
-    ("I'm a nurse") beside its other items, when the line has the speaker's age or a state of
-    theirs; any other clause as it is."""
-    items = [item.strip() for item in clause.split(",")]
-    if len(items) < 3 or not all(0 < len(item.split()) <= 4 for item in items):
-        return [clause]
-    titles = [i for i, item in enumerate(items) if job_title(item) == item.lower()]
-    aged = any(re.fullmatch(r"\d{2}|(?:age|aged)\s+\d{2}", item, re.I) for item in items)
-    if len(titles) != 1 or not (aged or any(restore_subject(item) != item for item in items)):
-        return [clause]
-    if any(_OTHERS_CLAUSE.match(item) for item in items):
-        return [clause]
-    items[titles[0]] = f"I'm a {items[titles[0]]}"
-    return items
+# "can you suggest a stretch, I run most mornings": a request with no question mark, then
+# the speaker's own statement after a comma.
+# "When I was younger, my family and I…" opens a time, not a question: only a request or
+# a yes-no question opening runs on into the speaker's statement.
+_REQUEST = re.compile(
+    r"^(?:can|could|would|will|do|does|did|is|are|any|anyone|anybody|what|which|should)\b",
+    re.IGNORECASE,
+)
+_TOLD_AFTER = re.compile(r",\s+(?=(?:I|I'm|I've|my|we|we're|we've|our)\b)", re.IGNORECASE)
+
+
+def _told_after_asking(sentence: str) -> str:
+    """The statement an unmarked question runs on into, or the sentence as it is."""
+    if sentence.endswith("?") or not _REQUEST.match(sentence):
+        return sentence
+    parts = _TOLD_AFTER.split(sentence, maxsplit=1)
+    return parts[1] if len(parts) == 2 else sentence
+
+
+def _bio_items(sentence: str) -> list[str]:
+    """A bio line's items as the speaker's statements, unless one opens on someone else."""
+    if any(_OTHERS_CLAUSE.match(item.strip()) for item in re.split(r",|\s/\s", sentence)):
+        return [sentence]
+    return bio_items(sentence)
 
 
 def _speaker_split(clauses: Iterable[str]) -> Iterator[str]:
@@ -256,11 +273,19 @@ def _front_time_to_end(clause: str) -> str:
     return f"{head} {when}{comma}{tail}"
 
 
+# "I have type 2 diabetes by the way": the same words closing a statement.
+_TRAILING_FILLER = re.compile(
+    r"[,\s]+(?:by\s+the\s+way|btw|fyi|just\s+so\s+you\s+know|for\s+context|for\s+the\s+record|"
+    r"tbh|to\s+be\s+honest)\W*$",
+    re.IGNORECASE,
+)
+
+
 def _strip_fillers(text: str) -> str:
     previous = None
     while previous != text:
         previous, text = text, _FILLER.sub("", text, count=1).lstrip(" ,")
-    return text
+    return _TRAILING_FILLER.sub("", text)
 
 
 def _tense(clause: str) -> Tense | None:

@@ -53,6 +53,10 @@ BOUNDARY = re.compile(
 )
 
 
+# "at ogilvy right now": the time the clause is true, no word of the name.
+_RIGHT_NOW = re.compile(r"right\s+now\b", re.IGNORECASE)
+
+
 def proper_noun(rest: str, cased: bool, limit: int = 4) -> tuple[str, str] | None:
     """A proper-noun phrase at the start of ``rest`` (canonically cased) and the text after it."""
     words: list[str] = []
@@ -63,7 +67,7 @@ def proper_noun(rest: str, cased: bool, limit: int = 4) -> tuple[str, str] | Non
         if words and word.lower() in PARTICLES:
             pending.append(word.lower())
             continue
-        if not _name_word(word, cased):
+        if not _name_word(word, cased) or _RIGHT_NOW.match(rest, token.start()):
             break
         words += [*pending, word]
         pending = []

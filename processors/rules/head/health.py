@@ -58,6 +58,9 @@ def read_allergies(clause: Clause) -> list[Finding]:
         # "shellfish ironically", "nuts apparently": a comment on the allergen, not part of it.
         while len(words) > 1 and len(words[-1]) > 5 and words[-1].endswith("ly"):
             words.pop()
+        # "basically all pollen": a hedge before the allergen, as well.
+        while len(words) > 1 and len(words[0]) > 5 and words[0].endswith("ly"):
+            words.pop(0)
         allergen = ALLERGENS.get(" ".join(words))
         plain = 0 < len(words) <= 2 and all(w.isalpha() and w not in STOPWORDS for w in words)
         if allergen is None and plain and not set(words) & VAGUE and not _STATE_WORD.search(item):

@@ -268,7 +268,9 @@ _SPEAK = compile_all(
     r"^(?:yo\s+|eu\s+)?(?:hablo|falo)\s+(?P<rest>.+)$",
 )
 _NATIVE = compile_all(
-    r"^my\s+(?:native|first|mother)\s+(?:language|tongue)\s+is\s+(?P<rest>.+)$",
+    # "…is Greek so bear with me": the language, then the speaker's aside.
+    r"^my\s+(?:native|first|mother)\s+(?:language|tongue)\s+is\s+(?P<rest>.+?)"
+    r"(?:\s+(?:so|but|and|because|which|though)\b.*)?$",
     r"^(?P<rest>\w+)\s+is\s+my\s+(?:native|first|mother)\s+(?:language|tongue)\b",
     rf"^{AM}\s+(?:a\s+)?native\s+(?P<rest>.+?)\s+speaker$",
     rf"^I{ADVERBS}\s+speak\s+(?P<rest>\w+)\s+natively$",

@@ -254,7 +254,11 @@ def read_hobbies(clause: Clause) -> list[Finding]:
                 hobbies.append(_HOBBY_VERBS[word.rstrip("s")])
     else:
         verbs = re.findall(
-            r"(?:^|,\s*|\band\s+)I\s+(\w+)(?=\s*(?:$|,|\band\b|\s+on\s+weekends|\s+when\b))",
+            r"(?:^|,\s*|\band\s+)I\s+(\w+)(?=\s*(?:$|,|\band\b|\s+on\s+weekends|\s+when\b)|"
+            # "I run most mornings", "I bake a lot": a habit said with how often.
+            r"\s+(?:a\s+lot(?!\s+of)|loads|regularly|daily|most\s+(?:days|mornings|evenings|"
+            r"weekends)|every\s+(?:day|morning|evening|weekend|week|sunday|saturday)|(?:once|twice|"
+            r"three\s+times|\d+\s*x)\s+a\s+week)\b)",
             text,
             _I,
         )

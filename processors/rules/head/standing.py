@@ -194,7 +194,11 @@ _CONTACT = (
     # "message me on signal" names the app, not a text.
     (
         re.compile(
-            r"\b(?:text|sms|message)\s+me\b(?!\s+(?:the|a|your|when|on|via|over|through)\b)", _I
+            r"\b(?:text|sms|message)\s+me\b(?!\s+(?:the|a|your|when|on|via|over|through)\b)"
+            # "text is better than calling": the way to reach me, said as the best one.
+            r"|^(?:a\s+)?(?:texts?|texting|sms)\s+(?:is|works)\s+(?:much\s+|way\s+)?(?:best|better|"
+            r"easier|easiest)\b(?!\s+(?:for|with)\s+(?:my|his|her|their|our|your)\b)",
+            _I,
         ),
         "text",
     ),
@@ -225,7 +229,9 @@ def read_contact_method(clause: Clause) -> list[Finding]:
         return []
     opening = own(clause) or bool(
         re.match(
-            r"^(?:please\s+|just\s+)?(?:text|e-?mail|whatsapp|signal|message|contact)\b", text, _I
+            r"^(?:please\s+|just\s+)?(?:text(?:ing)?|e-?mail|whatsapp|signal|message|contact)\b",
+            text,
+            _I,
         )
     )
     if not opening:

@@ -1,4 +1,5 @@
-"""Facts a turn implies from another it states: the timezone a home city keeps.
+"""Facts a turn implies from another it states: the timezone a home city keeps, the
+language a native language is.
 
 A move to Lisbon implies ``Europe/Lisbon`` (the gazetteer's IANA zone), and a
 stored timezone would otherwise go stale. The labelled data's convention
@@ -17,7 +18,7 @@ from slotwise.processors.rules.findings import INFERRED
 from slotwise.processors.rules.gazetteer import city
 from slotwise.topics.records import CandidateFact
 
-__all__ = ["CLOCK_TALK", "implied_timezone"]
+__all__ = ["CLOCK_TALK", "implied_timezone", "native_spoken"]
 
 # The turn is about the clock: how far ahead or behind, the same time, a time zone.
 CLOCK_TALK = re.compile(
@@ -41,16 +42,47 @@ def implied_timezone(
         return []
     home, (place,) = homes[0], places
     assert place is not None
+    text = f"User's timezone is {place.timezone} (lives in {home.value})."
+    zone = _implied(
+        home, "rules-zone", "timezone", category=category, value=place.timezone, text=text
+    )
+    return [zone.model_copy(update={"stated_change": home.stated_change})]
+
+
+def _implied(
+    source: CandidateFact, tag: str, attribute: str, *, category: str | None, value: str, text: str
+) -> CandidateFact:
+    """The fact ``source`` implies: its observation and dates, no surer than an inference,
+    and no change stated of its own."""
+    return source.model_copy(
+        update={
+            "candidate_id": stable_id(tag, source.candidate_id),
+            "attribute": attribute,
+            "category": category,
+            "value": value,
+            "text": text,
+            "confidence": min(source.confidence, INFERRED),
+            "ongoing": False,
+            "stated_change": False,
+        }
+    )
+
+
+def native_spoken(candidates: list[CandidateFact], category: str | None) -> list[CandidateFact]:
+    """A ``languages`` candidate for each native language the turn states and does not
+    also list: one speaks one's native language ("portuguese is my first language")."""
+    spoken = {str(c.value).casefold() for c in candidates if c.attribute == "languages"}
     return [
-        home.model_copy(
-            update={
-                "candidate_id": stable_id("rules-zone", home.candidate_id),
-                "attribute": "timezone",
-                "category": category,
-                "value": place.timezone,
-                "text": f"User's timezone is {place.timezone} (lives in {home.value}).",
-                "confidence": min(home.confidence, INFERRED),
-                "ongoing": False,
-            }
+        _implied(
+            c,
+            "rules-native",
+            "languages",
+            category=category,
+            value=str(c.value),
+            text=f"User speaks {c.value}.",
         )
+        for c in candidates
+        if c.attribute == "native_language"
+        and c.value is not None
+        and str(c.value).casefold() not in spoken
     ]

@@ -26,7 +26,7 @@ from slotwise.processors.rules.clauses import (
     without_denial_aside,
 )
 from slotwise.processors.rules.corrections import read_correction, read_replacement
-from slotwise.processors.rules.derived import implied_timezone
+from slotwise.processors.rules.derived import implied_timezone, native_spoken
 from slotwise.processors.rules.erasure import ErasureRequest, read_erasure
 from slotwise.processors.rules.findings import Finding
 from slotwise.processors.rules.head import ALSO_RULES, NEGATION_RULES, RULES
@@ -285,7 +285,8 @@ def _read_turn(
                     ongoing=still_holds(finding, clause, valid_from, observation),
                 )
             )
-    zone = schema.get("timezone")
+    zone, tongues = schema.get("timezone"), schema.get("languages")
+    candidates += native_spoken(candidates, tongues.category if tongues else None)
     return candidates + implied_timezone(candidates, text, zone.category if zone else None), clauses
 
 

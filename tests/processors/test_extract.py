@@ -521,7 +521,10 @@ def test_family_lookalikes_yield_nothing(text: str) -> None:
         ),
         ("I'm fluent in farsi.", [("languages", "Persian")]),
         ("I speak Spanish with my grandmother.", [("languages", "Spanish")]),
-        ("My native language is Portuguese.", [("native_language", "Portuguese")]),
+        (
+            "My native language is Portuguese.",
+            [("native_language", "Portuguese"), ("languages", "Portuguese")],
+        ),
         ("My timezone is Europe/Lisbon.", [("timezone", "Europe/Lisbon")]),
         ("I'm on CET.", [("timezone", "CET")]),
         ("I'm in the UTC+1 timezone.", [("timezone", "UTC+1")]),

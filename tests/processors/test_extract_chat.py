@@ -98,7 +98,7 @@ def test_others_the_past_quotes_and_injections_yield_nothing(text: str) -> None:
         ("we got hitched in the spring", {("relationship_status", "married")}),
         ("left nursing in may, i'm a paramedic now", {("job_title", "paramedic")}),
         ("I went back to being a line cook.", {("job_title", "line cook")}),
-        ("tamil is my first language", {("native_language", "Tamil")}),
+        ("tamil is my first language", {("native_language", "Tamil"), ("languages", "Tamil")}),
         # A plan's name after "moved to" is a plan, never a home.
         ("we let the pro trial lapse and moved to Basic", {("plan", "Basic")}),
         # "+" runs two statements together as a comma does.

@@ -25,7 +25,10 @@ def slots(text: str) -> set[tuple[str | None, object]]:
     [
         ("correction: mariadb, not mysql. i know, i know", {("database", "MariaDB")}),
         ("sorry i misspoke — vegetarian, not vegan, i still eat cheese", {("diet", "vegetarian")}),
-        ("my native language is Afrikaans, not Dutch", {("native_language", "Afrikaans")}),
+        (
+            "my native language is Afrikaans, not Dutch",
+            {("native_language", "Afrikaans"), ("languages", "Afrikaans")},
+        ),
         ("I live in Leeds, not London", {("home_city", "Leeds")}),
         # no corrected value, someone else's, or two denials: nothing
         ("I'm not british", set()),

@@ -69,7 +69,10 @@ def facts(text: str) -> set[tuple[str | None, object]]:
             "originally from Kraków, now living in London and working at Deloitte",
             {("hometown", "Kraków"), ("home_city", "London"), ("employer", "Deloitte")},
         ),
-        ("I speak Hindi natively and I'm learning Japanese", {("native_language", "Hindi")}),
+        (
+            "I speak Hindi natively and I'm learning Japanese",
+            {("native_language", "Hindi"), ("languages", "Hindi")},
+        ),
     ],
 )
 def test_joined_and_adverbed_statements_are_read(

@@ -4,9 +4,9 @@
 is a statement with everything but its content dropped. When the line is the speaker's
 (it gives their age, or an item reads as their own state or act), each item is written
 out as the sentence it stands for, so the rules read it as they read any clause: a bare
-job title is "I'm a nurse", "mum of 3" "I have 3 kids", "Sydney based" "I'm based in
-Sydney". Anything else stays as it is: a bare town may be where they work, grew up or
-are going, so it is no home.
+job title is "I'm a nurse", "mum of 3" "I have 3 kids", "one husband" "I'm married",
+"Sydney based" "I'm based in Sydney". Anything else stays as it is: a bare town may be
+where they work, grew up or are going, so it is no home.
 """
 
 from __future__ import annotations
@@ -40,7 +40,10 @@ def bio_items(sentence: str) -> list[str]:
     if not 3 <= len(items) <= _MOST_ITEMS or not all(0 < len(i.split()) <= 4 for i in items):
         return [sentence]
     aged = any(_AGE.fullmatch(item) for item in items)
-    speaker = aged or any(restore_subject(i) != i or _PARENT_OF.match(i) for i in items)
+    # A bare title alone does not make the line the speaker's ("nurse, teacher, vet").
+    speaker = aged or any(
+        restore_subject(i) != i or (_title(i) is None and _written(i) != i) for i in items
+    )
     # Two bare titles are a list of jobs (someone's options, a family's), not one bio.
     if not speaker or sum(_title(item) is not None for item in items) > 1:
         return [sentence]
@@ -64,6 +67,8 @@ _PARENT_OF = re.compile(
     r"\s+(?P<count>[1-9]|one|two|three|four|five|six)(?:\s+(?:kids|children|boys|girls))?$",
     _I,
 )
+# "one husband, no kids": a spouse listed among the speaker's household.
+_SPOUSE = re.compile(r"(?:one|a|1)\s+(?:husband|wife)", _I)
 _PLACE_BASED = re.compile(r"^(?P<place>[^\W\d][\w'.-]*(?:\s+[^\W\d][\w'.-]*)?)[\s-]based$", _I)
 
 
@@ -72,6 +77,8 @@ def _written(item: str) -> str:
     parent = _PARENT_OF.match(item)
     if parent is not None:
         return f"I have {parent['count']} kids"
+    if _SPOUSE.fullmatch(item):
+        return "I'm married"
     title = _title(item)
     if title is not None:
         article = "an" if item[0].lower() in "aeiou" else "a"

@@ -93,6 +93,7 @@ _OTHERS_CLAUSE = re.compile(
     r"housemate|neighbou?r|manager|fianc[ée]e?|grand\w+)s?)\b(?!/)",
     re.IGNORECASE,
 )
+_KIN = re.compile(r"^(?:my|our|his|her|their)\s", re.IGNORECASE)
 _SPEAKER_OPENS = re.compile(r"^(?:I|I'm|I've|I'd|I'll|me|we|we're|we've)\b", re.IGNORECASE)
 _FILLER = re.compile(
     r"^(?:(?:hi|hey|hello|hiya|howdy|oh|ah|well|so|also|anyway|anyways|btw|by the way|yeah|yes|"
@@ -200,7 +201,7 @@ def split_clauses(text: str, *, cased: bool | None = None) -> Iterator[Clause]:
         if not sentence or sentence.endswith("?") or _QUESTION_START.match(sentence):
             continue
         sentence = _HOUSEHOLD_MOVE.sub("we", sentence)
-        carried, others = "", False
+        carried, others, kin = "", False, False
         pieces = (
             piece
             for item in _bio_items(sentence)
@@ -222,7 +223,12 @@ def split_clauses(text: str, *, cased: bool | None = None) -> Iterator[Clause]:
                 continue  # someone else's clause went on with their subject dropped
             if restored == clause:
                 speaker = _SPEAKER_OPENS.match(clause) is not None
-                others = bool(_OTHERS_CLAUSE.match(clause)) or (others and not speaker)
+                opens_on_others = bool(_OTHERS_CLAUSE.match(clause))
+                if kin and not speaker and not opens_on_others:
+                    continue  # "my sister has a husband, two kids": the list is hers
+                others = opens_on_others or (others and not speaker)
+                # A relative named is whom what follows is about; "they" may be the firm.
+                kin = others and (bool(_KIN.match(clause)) if opens_on_others else kin)
             clause = restored
             if clause and len(clause) <= MAX_CLAUSE_CHARS and not _HYPOTHETICAL.search(clause):
                 yield Clause(clause, cased, _tense(clause), greeting)

@@ -140,6 +140,7 @@ TITLE_ALIASES = {
     "pm": "product manager",
     "em": "engineering manager",
     "dev": "developer",
+    "physio": "physiotherapist",
     "senior dev": "senior developer",
 }
 

@@ -47,6 +47,11 @@ _HOME = tuple(
         r"(?:new|our|my)\s+(?:place|flat|house|apartment)|signed\s+(?:the|a)\s+lease|"
         r"unpacked\s+the\s+last\s+box(?:es)?)\s+in\s+(?P<rest>.+?)(?:\s+(?:is|was|has|feels)\b.*)?$",
         r"\bthe\s+move\s+to\s+(?P<rest>.+?)\s+is\s+(?:done|finished|complete)\b",
+        # "fully remote from exeter": where a remote worker works from is home, unless the
+        # clause says for how long ("remote from bali this month" is a trip).
+        rf"^{_WE}{ADVERBS}\s+(?:work(?:ing)?\s+)?(?:fully\s+|mostly\s+|100%\s+)?(?:remote(?:ly)?|"
+        r"from\s+home)\s+(?:from|in|out\s+of)\s+(?P<rest>(?!.*\b(?:this|for|until|till|while|"
+        r"during|next)\b).+)$",
         r"^(?P<rest>\w+(?:\s+\w+)?)\s+is\s+home\s+now\b",
         # "since thursday" is a trip (current_location), "since 2020" a home.
         rf"^{_WE}{ADVERBS}\s+(?:in|been\s+in)\s+(?P<rest>.+?)\s+(?:(?:now|these\s+days)(?:\s*,.*)?|since\b"

@@ -76,6 +76,15 @@ def facts(text: str) -> set[tuple[str, str]]:
         ),
         ("i bake a lot, sourdough mostly", {("hobbies", "baking")}),
         (
+            "one husband, two kids, a dog",
+            {("relationship_status", "married"), ("children_count", "2")},
+        ),
+        (
+            "i'm vegan and i work remotely from lisbon",
+            {("diet", "vegan"), ("work_arrangement", "remote"), ("home_city", "lisbon")},
+        ),
+        ("hi i'm tom, i'm a physio and i run a lot", {("job_title", "physiotherapist")}),
+        (
             "my email is sara.lind@proton.me and text is best for quick stuff",
             {("email", "sara.lind@proton.me"), ("preferred_contact_method", "text")},
         ),
@@ -93,6 +102,8 @@ def test_each_item_of_a_list_is_read(text: str, expected: set[tuple[str, str]]) 
         "nurse, electrician, teacher, which pays best",  # a list of jobs to choose from
         "plumber / electrician / carpenter",  # trades, nobody's
         "texting is easiest for my mum",  # how someone else is reached
+        "my sister has one husband, two kids, a dog",  # her household, listed
+        "my wife works remotely from Leeds",
         "my wife swims every morning",  # someone else's habit
         "29, single, and looking? no thanks lol (that's my friend's dating bio)",
         "plant based, gluten free, dairy free recipes please",  # what a recipe is, not a home
@@ -100,3 +111,7 @@ def test_each_item_of_a_list_is_read(text: str, expected: set[tuple[str, str]]) 
 )
 def test_a_list_that_is_not_the_speakers_states_nothing(text: str) -> None:
     assert not facts(text)
+
+
+def test_a_remote_stint_somewhere_is_no_home() -> None:
+    assert facts("i work remotely from bali this month") <= {("work_arrangement", "remote")}

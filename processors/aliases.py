@@ -1,8 +1,8 @@
-"""Values that are one value under two spellings: the rules' "Postgres", the datasets'
-and importers' "PostgreSQL".
+"""Values that are one value under two spellings: "Postgres" said or stored before the
+rules wrote the product's own name, "PostgreSQL"; "mongo" and "MongoDB".
 
-Two readers of the same turn must never supersede each other over a name, so the
-policy compares databases by the canonical name the rules' table gives an alias.
+Two spellings of one database must never supersede each other, so the policy
+compares databases by the canonical name the rules' table gives an alias.
 """
 
 from __future__ import annotations

@@ -167,9 +167,6 @@ _RELATIONSHIP = {"married": "married", "engaged": "engaged", "single": "single",
                  "wife": "married", "boyfriend": "in a relationship",
                  "girlfriend": "in a relationship", "fiance": "engaged",
                  "fiancee": "engaged"}  # fmt: skip
-# The datasets' spellings ("PostgreSQL"); the policy takes the rules' "Postgres" as the same
-# value (processors/aliases.py), so the two never supersede each other over a name.
-_DATABASES = {**DATABASES, "postgres": "PostgreSQL", "postgresql": "PostgreSQL"}
 _CODE = {"python": "Python", "rust": "Rust", "typescript": "TypeScript", "java": "Java",
          "kotlin": "Kotlin", "golang": "Go", "ruby": "Ruby", "elixir": "Elixir",
          "javascript": "JavaScript", "swift": "Swift", "scala": "Scala", "haskell": "Haskell",
@@ -186,7 +183,7 @@ _TABLES: dict[str, dict[str, str]] = {
     "allergies": ALLERGENS,
     "medical_conditions": _CONDITION_VALUES,
     "relationship_status": _RELATIONSHIP,
-    "database": _DATABASES,
+    "database": DATABASES,
     "programming_languages": _CODE,
     "billing_cycle": _CYCLES,
     "work_arrangement": _ARRANGEMENTS,

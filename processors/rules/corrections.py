@@ -38,7 +38,7 @@ _DENIED_FIRST = re.compile(
 )
 # The closed vocabularies a bare value is read from, as the labelled data spells them.
 _BARE: dict[str, dict[str, str]] = {
-    "database": {**DATABASES, "postgres": "PostgreSQL", "postgresql": "PostgreSQL"},
+    "database": DATABASES,
     "diet": {**DIETS, "veggie": "vegetarian"},
 }
 

@@ -125,7 +125,7 @@ DEMONYMS = _canon(
     "Hungarian|Romanian|Croatian|Serbian|Lebanese|Ethiopian|Jamaican|New Zealander: kiwi"
 )
 DATABASES = _canon(
-    "Postgres: postgresql, pg, postgre|MySQL|MariaDB|MongoDB: mongo|SQLite|Oracle|SQL Server: "
+    "PostgreSQL: postgres, pg, postgre|MySQL|MariaDB|MongoDB: mongo|SQLite|Oracle|SQL Server: "
     "mssql, microsoft sql server|DynamoDB|Cassandra|Redis|CockroachDB: cockroach|Snowflake|"
     "BigQuery|ClickHouse|Elasticsearch|OpenSearch|Neo4j|Couchbase|CouchDB|Firestore|Supabase|"
     "PlanetScale|TimescaleDB|Spanner|Aurora|ScyllaDB|Db2|Teradata|Vitess|TiDB|DuckDB|"

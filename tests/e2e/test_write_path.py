@@ -97,7 +97,7 @@ def test_the_demo_conversation_makes_every_decision_with_offline_providers(
 
     events = _events(pipeline, subject)
     assert sorted((e.attribute, e.old_value, e.new_value) for e in events) == [
-        ("database", "Postgres", "MySQL"),
+        ("database", "PostgreSQL", "MySQL"),
         ("employer", "Datadog", "Stripe"),
     ]
     assert all(e.decided_by == "exact" for e in events)

@@ -69,7 +69,7 @@ def test_demo_backend_engineer_at_datadog() -> None:
 
 def test_demo_main_database() -> None:
     fact = only("Our main database is Postgres.")
-    assert (fact.attribute, fact.value) == ("database", "Postgres")
+    assert (fact.attribute, fact.value) == ("database", "PostgreSQL")
 
 
 def test_demo_home_city() -> None:
@@ -373,12 +373,12 @@ def test_work_lookalikes_yield_no_work_fact(text: str) -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("My primary database is PostgreSQL.", [("database", "Postgres")]),
+        ("My primary database is PostgreSQL.", [("database", "PostgreSQL")]),
         ("Our main DB is CockroachDB.", [("database", "CockroachDB")]),
-        ("We use Postgres.", [("database", "Postgres")]),
+        ("We use Postgres.", [("database", "PostgreSQL")]),
         ("We're using MongoDB in production.", [("database", "MongoDB")]),
         ("We switched to MySQL.", [("database", "MySQL")]),
-        ("We migrated our database from MySQL to Postgres.", [("database", "Postgres")]),
+        ("We migrated our database from MySQL to Postgres.", [("database", "PostgreSQL")]),
         ("I'm on the Pro plan.", [("plan", "Pro")]),
         ("We're on the team plan.", [("plan", "Team")]),
         ("I upgraded to Enterprise.", [("plan", "Enterprise")]),

@@ -26,7 +26,7 @@ def slots(text: str) -> set[tuple[str | None, object]]:
         ("portuguese is my first language so sorry for typos", {("native_language", "Portuguese")}),
         ("team plan, 8 seats", {("plan", "Team")}),
         ("type 2 diabetes, on metformin", {("medications", "metformin")}),
-        ("our db is postgres, dont suggest mongo pls", {("database", "Postgres")}),
+        ("our db is postgres, dont suggest mongo pls", {("database", "PostgreSQL")}),
         (
             "im on levothyroxine every morning, so no breakfast before 7",
             {("medications", "levothyroxine")},

@@ -52,7 +52,7 @@ def facts(text: str) -> set[tuple[str | None, object]]:
         ("i've lived in berlin since 2019", {("home_city", "Berlin")}),
         (
             "we're on postgres and i mostly write python",
-            {("database", "Postgres"), ("programming_languages", "Python")},
+            {("database", "PostgreSQL"), ("programming_languages", "Python")},
         ),
         ("30, nurse, leeds, 2 cats", {("job_title", "nurse")}),
         (

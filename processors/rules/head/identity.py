@@ -85,6 +85,7 @@ _CALL_ME = compile_all(
     # "now going by Sam", "I'm going by Jo these days".
     rf"^(?:{AM}\s+|now\s+)?going\s+by\s+(?P<rest>.+)$",
     r"^I\s+prefer\s+(?:to\s+be\s+called|being\s+called)\s+(?P<rest>.+)$",
+    r"^my\s+(?:preferred\s+name|nick\s*name|chosen\s+name|usual\s+name)(?:'s|\s+is)\s+(?P<rest>.+)$",
 )
 _INTRO = re.compile(r"^I(?:'m|\s+am)\s+(?P<rest>.+)$")
 
@@ -93,7 +94,9 @@ _INTRO = re.compile(r"^I(?:'m|\s+am)\s+(?P<rest>.+)$")
 _SAID_OF_A_NAME = frozenset(
     "different same changed new wrong correct right weird long short hard spelled pronounced "
     "unusual common fine ok okay complicated easy private hyphenated double legally officially "
-    "still also actually old-fashioned crazy paranoid lazy picky lucky biased".split()
+    "still also actually old-fashioned crazy paranoid lazy picky lucky biased silly "
+    "embarrassing stupid cute funny awful cringe cringey dumb terrible ridiculous cool nice "
+    "boring on in the a an my your not".split()
 )
 
 

@@ -434,3 +434,28 @@ def test_a_retraining_is_the_job_now() -> None:
     assert slotted("I gave up law and retrained as a nurse", "job_title") == {
         ("job_title", "nurse")
     }
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("My preferred name is Nnamdi.", "Nnamdi"),
+        ("my nickname is bex, everyone uses it", "Bex"),
+        ("my preferred name's Kit, legal name is Christopher", "Kit"),
+    ],
+)
+def test_a_preferred_name_said_as_such(text: str, name: str) -> None:
+    assert ("preferred_name", name) in slotted(text, "preferred_name")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my nickname is silly lol",
+        "my preferred name is on file already",
+        "my nickname is the worst",
+        "my nickname at school was Moose",
+    ],
+)
+def test_no_preferred_name_from_words_said_about_one(text: str) -> None:
+    assert slotted(text, "preferred_name") == set()

@@ -99,12 +99,17 @@ def read_conditions(clause: Clause) -> list[Finding]:
 _DIET_NAMES = "|".join(re.escape(k).replace(r"\ ", r"\s+") for k in sorted(DIETS, key=len)[::-1])
 _DIET = compile_all(
     rf"^I(?:'m|\s+am|'ve\s+been|\s+have\s+been){ADVERBS}\s+(?:(?:a|an|fully|strictly|completely|"
-    rf"100%)\s+)*(?P<diet>{_DIET_NAMES})\b(?P<after>.*)$",
+    rf"100%)\s+)*(?P<diet>{_DIET_NAMES})(?:\s+diet)?\b(?P<after>.*)$",
     rf"^I(?:'ve|\s+have)?{ADVERBS}\s+(?:went|gone|became|become|turned)\s+(?:a\s+|fully\s+)?"
     rf"(?P<diet>{_DIET_NAMES})\b(?P<after>.*)$",
     rf"^{AM}\s+on\s+an?\s+(?:strict\s+)?(?P<diet>{_DIET_NAMES})\s+diet\b(?P<after>.*)$",
     rf"^I{ADVERBS}\s+(?:follow|eat|keep)\s+(?:a\s+|an\s+)?(?:strict\s+|mostly\s+)?"
     rf"(?P<diet>{_DIET_NAMES})(?:\s+diet)?\b(?P<after>.*)$",
+    rf"^my\s+diet(?:'s|\s+is){ADVERBS}\s+(?:strictly\s+|mostly\s+|fully\s+)?"
+    rf"(?P<diet>{_DIET_NAMES})\b(?P<after>.*)$",
+    # A chat fragment that is only the diet: "halal diet, and i'd rather you text".
+    rf"^(?:strict(?:ly)?\s+|fully\s+)?(?P<diet>{_DIET_NAMES})\s+diet(?P<after>(?:\s+(?:btw|now|"
+    r"these\s+days|lately|since\s+.+))?)$",
 )
 _MEATLESS = compile_all(
     rf"^I(?:'ve|\s+have)?{ADVERBS}\s+(?:don't|do\s+not|no\s+longer|never|stopped|quit|gave\s+up)"

@@ -459,3 +459,25 @@ def test_a_preferred_name_said_as_such(text: str, name: str) -> None:
 )
 def test_no_preferred_name_from_words_said_about_one(text: str) -> None:
     assert slotted(text, "preferred_name") == set()
+
+
+@pytest.mark.parametrize(
+    ("text", "diet"),
+    [
+        ("halal diet, and i'd rather you text than call", "halal"),
+        ("keto diet these days", "keto"),
+        ("my diet is pescatarian", "pescatarian"),
+        ("vegan diet btw", "vegan"),
+    ],
+)
+def test_a_diet_said_as_a_fragment_or_as_my_diet(text: str, diet: str) -> None:
+    assert slotted(text, "diet") == {("diet", diet)}
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["vegan diet is hard", "keto diet worked for my dad", "my sister's diet is vegan",
+     "my diet is a mess", "the keto diet?"],
+)  # fmt: skip
+def test_no_diet_from_talk_about_a_diet(text: str) -> None:
+    assert slotted(text, "diet") == set()

@@ -18,7 +18,7 @@ from slotwise.processors.rules.bio import bio_items
 from slotwise.processors.rules.chat import restore_subject
 from slotwise.processors.rules.words import IRREGULAR_PAST
 
-__all__ = ["MAX_CLAUSE_CHARS", "NEGATION", "Clause", "split_clauses", "without_denial_aside"]
+__all__ = ["MAX_CLAUSE_CHARS", "NEGATION", "Clause", "clause_tense", "split_clauses"]
 
 # A bound on work per clause: a pasted document is not a chat statement about the user.
 MAX_CLAUSE_CHARS = 400
@@ -231,7 +231,7 @@ def split_clauses(text: str, *, cased: bool | None = None) -> Iterator[Clause]:
                 kin = others and (bool(_KIN.match(clause)) if opens_on_others else kin)
             clause = restored
             if clause and len(clause) <= MAX_CLAUSE_CHARS and not _HYPOTHETICAL.search(clause):
-                yield Clause(clause, cased, _tense(clause), greeting)
+                yield Clause(clause, cased, clause_tense(clause), greeting)
 
 
 # "can you suggest a stretch, I run most mornings": a request with no question mark, then
@@ -294,36 +294,11 @@ def _strip_fillers(text: str) -> str:
     return _TRAILING_FILLER.sub("", text)
 
 
-def _tense(clause: str) -> Tense | None:
+def clause_tense(clause: str) -> Tense | None:
+    """When a clause is told, by its first words: "future", "past" or None (present)."""
     first_words = " ".join(clause.split()[:4])
     if _FUTURE.search(first_words):
         return "future"
     if _PAST.search(first_words) or any(w.lower() in IRREGULAR_PAST for w in clause.split()[:4]):
         return "past"
-    return None
-
-
-_DENIAL_ASIDE = re.compile(
-    r",\s*(?:and\s+|but\s+)?not\s+(?:in\s+|at\s+|on\s+|the\s+)?[\w'-]+(?:\s+[\w'-]+)?\s*$",
-    re.IGNORECASE,
-)
-
-
-# "moved to porto and still can't find decent bread": a run-on whose denial is a remark
-# joined after the statement, about something else.
-_DENIED_REMARK = re.compile(
-    r"(?:,\s*|\s+)(?:and|but|though|yet)\s+(?:[\w']+\s+){0,3}?(?:not|never|no|nobody|nothing|"
-    r"cannot|\w+n't)\b.*$",
-    re.IGNORECASE,
-)
-
-
-def without_denial_aside(text: str) -> str | None:
-    """ "i live in manchester now, not leeds" → "i live in manchester now", "moved to porto
-    and still can't find bread" → "moved to porto": the statement a trailing denial leaves,
-    when nothing else in it is denied; else None."""
-    for aside in (_DENIAL_ASIDE, _DENIED_REMARK):
-        kept = aside.sub("", text).strip()
-        if kept != text and kept and not NEGATION.search(kept):
-            return kept
     return None

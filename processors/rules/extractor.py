@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-from dataclasses import replace
 from itertools import islice
 
 from slotwise.processors.dates import find_date
@@ -23,7 +22,6 @@ from slotwise.processors.rules.clauses import (
     NEGATION,
     Clause,
     split_clauses,
-    without_denial_aside,
 )
 from slotwise.processors.rules.corrections import read_correction, read_replacement
 from slotwise.processors.rules.derived import implied_timezone, native_spoken
@@ -35,6 +33,7 @@ from slotwise.processors.rules.head.labelled import read_labelled
 from slotwise.processors.rules.head.standing import read_contact_method
 from slotwise.processors.rules.markers import states_change
 from slotwise.processors.rules.pursuits import read_pursuit
+from slotwise.processors.rules.remarks import without_denying_remark
 from slotwise.processors.rules.tail import read_free_text
 from slotwise.processors.rules.town_talk import read_town_in_turn
 from slotwise.processors.rules.undated import read_undated
@@ -347,7 +346,10 @@ def _read(clause: Clause) -> list[Finding]:
         return [f for f in _read_now(clause) if f.attribute in _PAST_BY_DEFINITION]
     found = _read_now(clause)
     placed = {_family(f.attribute) or "" for f in found} | {f.attribute or "" for f in found}
-    changed = read_changed(clause, placed)
+    # "vegan three months now and don't miss cheese": the change is heard in the statement
+    # the remark leaves, as _read_now reads it.
+    stated = without_denying_remark(clause) if NEGATION.search(clause.text) else None
+    changed = read_changed(stated or clause, placed)
     # A slot's new value read beside the free-text tail: the slot is what the clause says.
     return [f for f in found if f.attribute is not None or not changed] + changed
 
@@ -359,9 +361,9 @@ def _read_now(clause: Clause) -> list[Finding]:
     )
     if corrected:
         return corrected
-    kept = without_denial_aside(clause.text) if negated else None
+    kept = without_denying_remark(clause) if negated else None
     if kept is not None:
-        clause, negated = replace(clause, text=kept), False
+        clause, negated = kept, False
     found = _head(clause, negated)
     if not negated:
         seen = {_family(f.attribute) for f in found}

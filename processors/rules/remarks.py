@@ -31,9 +31,9 @@ _DENIED_REMARK = re.compile(
     re.IGNORECASE,
 )
 # "fully remote now, no more train", "I work at Spotify now, no complaints": a remark
-# after a comma that opens on its negation.
+# after a comma, or run on after "now" or a "lol", that opens on its negation.
 _AFTERTHOUGHT = re.compile(
-    r",\s*(?:(?:and|but|honestly|still|tbh|just|lol|haha)\s+)*(?P<remark>(?:no|never|nothing|"
+    r"(?:,\s*|(?<=\bnow)\s+|\s+(?:lol|haha|lmao)\s+)(?:(?:and|but|honestly|still|tbh|just|lol|haha)\s+)*(?P<remark>(?:no|never|nothing|"
     r"nobody|none|not|\w+n't)\b.*)$",
     re.IGNORECASE,
 )
@@ -45,6 +45,12 @@ _TAKES_BACK = re.compile(
     r"i\s+mean|scratch|kidding|jk|was|were|am|is|true|so\s+sure|sure)\b|more\W*$))|"
     r"\b(?:any\s*more|no\s+longer|used\s+to|not\s+now|not\s+yet|never\s+again)\b",
     re.IGNORECASE,
+)
+
+
+# "no more though", "not really lol": what closes a remark says nothing of its own.
+_SIGN_OFF = re.compile(
+    r"(?:\s+(?:though|tho|lol|lmao|haha|tbh|honestly|sadly|now|either|\W+))+$", re.IGNORECASE
 )
 
 
@@ -61,5 +67,6 @@ def _statements_left(text: str) -> list[str]:
     return [
         text[: remark.start()].strip()
         for aside in (_DENIAL_ASIDE, _DENIED_REMARK, _AFTERTHOUGHT)
-        if (remark := aside.search(text)) and not _TAKES_BACK.search(remark["remark"])
+        if (remark := aside.search(text))
+        and not _TAKES_BACK.search(_SIGN_OFF.sub("", remark["remark"]))
     ]

@@ -43,6 +43,13 @@ def values(text: str) -> set[tuple[str | None, object]]:
         ("I work at Spotify now, no complaints", "employer", "Spotify"),
         ("i started at google last week, nothing fancy just a junior role", "employer", "Google"),
         ("switched to python at work, no more java thank god", "programming_languages", "Python"),
+        # Run on without a comma, after "now" or a "lol".
+        ("fully remote now no more train", "work_arrangement", "remote"),
+        ("i'm remote now lol no more commute", "work_arrangement", "remote"),
+        ("I'm vegetarian now, haven't had meat since january", "diet", "vegetarian"),
+        ("I'm divorced now, no hard feelings", "relationship_status", "divorced"),
+        ("i'm hybrid now, not bad at all", "work_arrangement", "hybrid"),
+        ("started at monzo last week, no more consulting", "employer", "Monzo"),
     ],
 )
 def test_a_statement_is_read_past_a_remark_that_denies_something_else(
@@ -77,6 +84,9 @@ def test_the_slot_gets_a_value_not_a_question(text: str, slot: str) -> None:
         ("i'm hybrid, not yet", "work_arrangement", "hybrid"),
         ("i'm vegetarian, never again", "diet", "vegetarian"),
         ("we're in lisbon, no not really, still in porto", "home_city", "Lisbon"),
+        ("i'm vegan now, not really lol", "diet", "vegan"),
+        ("i was remote, no more though", "work_arrangement", "remote"),
+        ("i work at google, nah not anymore", "employer", "Google"),
         # The negation is the statement's own.
         ("not remote anymore, back in the office", "work_arrangement", "remote"),
         ("i'm not vegan, no", "diet", "vegan"),
@@ -87,6 +97,7 @@ def test_the_slot_gets_a_value_not_a_question(text: str, slot: str) -> None:
         ("no, i'm not vegetarian, never was", "diet", "vegetarian"),
         ("no more remote for me, they want us in five days", "work_arrangement", "remote"),
         ("i'm not working at google anymore, no", "employer", "Google"),
+        ("i'm not remote now, no more wfh", "work_arrangement", "remote"),
         # Someone else's, a plan, a wish, a past state, a remark about a kind of thing.
         ("my sister is vegan now, no more cheese for her", "diet", "vegan"),
         ("she's fully remote now, no more train for her", "work_arrangement", "remote"),
@@ -101,6 +112,8 @@ def test_the_slot_gets_a_value_not_a_question(text: str, slot: str) -> None:
         ("i was living in berlin, never liked it", "home_city", "Berlin"),
         ("remote work is great, not for me though", "work_arrangement", "remote"),
         ("vegan food is nice, not that i'm vegan", "diet", "vegan"),
+        ("we're vegan for january, no cheese for a month", "diet", "vegan"),
+        ("i'm in leeds this week, no wifi at the hotel", "home_city", "Leeds"),
     ],
 )
 def test_a_remark_that_takes_the_statement_back_gives_no_value(

@@ -31,7 +31,7 @@ from slotwise.processors.rules.head import ALSO_RULES, NEGATION_RULES, RULES
 from slotwise.processors.rules.head.household import read_pets_in_passing, spouse_in_turn
 from slotwise.processors.rules.head.labelled import read_labelled
 from slotwise.processors.rules.head.standing import read_contact_method
-from slotwise.processors.rules.markers import states_change
+from slotwise.processors.rules.markers import states_change, taken_back
 from slotwise.processors.rules.pursuits import read_pursuit
 from slotwise.processors.rules.remarks import without_denying_remark
 from slotwise.processors.rules.tail import read_free_text
@@ -226,7 +226,7 @@ def _read_turn(
         return [], []
     cased = any(ch.isupper() for ch in raw)
     text, quotes = _masked(raw)
-    text = expand(text)
+    text = expand(taken_back(text))
     clauses = list(islice(split_clauses(text, cased=cased), MAX_CLAUSES))
     readings = _lapsed([read_undated(_read, clause) for clause in clauses], clauses)
     if classifier is not None:

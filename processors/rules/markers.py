@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CHANGE", "states_change"]
+__all__ = ["CHANGE", "states_change", "taken_back"]
 
 # The speaker says a value changed, or corrects one: what lets a high-stakes slot move.
 CHANGE = re.compile(
@@ -44,3 +44,19 @@ def states_change(clause: str, turn: str) -> bool:
         CHANGE.search(_ADDRESS.sub(" ", text)) or _CORRECTION_SHAPE.search(text)
         for text in (clause, turn)
     )
+
+
+# Taken back mid-message: "moved to bristol, no wait, bath", "it's 3 cats, scratch that, 4".
+_TAKEN_BACK = re.compile(
+    r"[,;.!-]\s*(?:no+\s*,?\s*wait|wait\s*,?\s*no+|scratch\s+that|strike\s+that|"
+    # "sorry i mean kpmg", "i meant kpmg"; not "i meant to tell you".
+    r"(?:(?:sorry\s*,?\s*)?i\s+meant|sorry\s*,?\s*i\s+mean)(?!\s+to\b))\b[\s,.!:-]*",
+    re.IGNORECASE,
+)
+
+
+def taken_back(text: str) -> str:
+    """``text`` from where the speaker takes back what they had just said: what came before
+    is no statement of theirs any more (the correction after it is read, or asked about)."""
+    last = max(_TAKEN_BACK.finditer(text), key=lambda m: m.start(), default=None)
+    return text if last is None or not text[: last.start()].strip() else text[last.end() :]

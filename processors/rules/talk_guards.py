@@ -117,7 +117,7 @@ OTHER_SERVICE = re.compile(
     r"icloud|dropbox|google\s+(?:one|drive)|chatgpt|openai|duolingo|gym|phone\s+plan|data\s+plan|"
     r"mobile\s+plan|broadband|internet|insurance|mortgage|rent|patreon|substack|xbox|playstation|"
     r"ps\s*plus|nintendo|steam|adobe|office\s+365|microsoft|notion|slack|zoom|audible|kindle|"
-    r"uber|deliveroo|doordash|peloton|strava|headspace|calm)\b",
+    r"uber|deliveroo|doordash|peloton|strava|headspace|calm|wi-?fi|vpn)\b",
     _I,
 )
 
@@ -236,7 +236,9 @@ _JOB_CONTRACT = re.compile(
 # A venue, not a home: "the new place down the road does amazing tacos".
 _VENUE = re.compile(
     r"\bnew\s+place\s+(?:down|round|around|across|that\s+opened|which|on\s+\w+\s+st|opened|does|"
-    r"serves|has\s+(?:great|amazing|good|the\s+best))\b",
+    r"serves|has\s+(?:great|amazing|good|the\s+best))\b|"
+    # The keys to a workplace or a vehicle open no new home.
+    r"\bkeys\s+(?:to|for)\s+(?:the|my|our)\s+(?:office|shop|store|studio|car|van|locker|gym)\b",
     _I,
 )
 # Notice given on a flat or to a cleaner, not on a job: "gave notice on the flat".

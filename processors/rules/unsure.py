@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from slotwise.processors.rules.asking import question
 from slotwise.processors.rules.clauses import NEGATION, Clause
 from slotwise.processors.rules.gazetteer import city
+from slotwise.processors.rules.life_events import REMOVALS, changes_told, names_told
 from slotwise.processors.rules.passing import said_in_passing
 from slotwise.processors.rules.slips import own_redo, own_swap
 from slotwise.processors.rules.slot_talk import (
@@ -184,7 +185,9 @@ OTHER = re.compile(
 # Words that make the clause about the past, someone's plan, or a question.
 NOT_NOW = re.compile(
     r"\b(?:if|would|might|maybe|thinking\s+about|considering|planning|hope|wish|when\s+i\s+was|"
-    r"(?<!getting\s)(?<!\bget\s)(?<!\bgot\s)used\s+to|as\s+a\s+kid|(?:years?|decades?)\s+ago)\b|\?",
+    r"(?<!getting\s)(?<!\bget\s)(?<!\bgot\s)used\s+to|as\s+a\s+kid|(?:years?|decades?)\s+ago|"
+    # "not signing anything yet", "yet to hear back": nothing has changed so far.
+    r"(?:not|n't)\s+(?:\w+\s+){0,3}yet|yet\s+to)\b|\?",
     _I,
 )
 # A correction, a denial, or a value left behind: what it changes is found by the held value
@@ -250,17 +253,21 @@ def unsure_questions(
         if SAME_AGAIN.search(text) and not negated:
             continue  # "still at ucl", "renewed the lease": the same holds on
         marked = bool(MARKER.search(text) or negated or LESS.search(text))
-        afoot = marked or bool(AFOOT.search(text))
+        events = changes_told(text)  # "we're expecting": the event is the change
+        afoot = marked or bool(events) or bool(AFOOT.search(text))
         if not (afoot or LATELY.search(text)):
             continue
         # The value cues need a plain change marker, as the value readers use them; a slot's
         # nouns need the clause to say that something changed; the words that come with a
         # change need only a clause dated to lately.
-        named = _named(text, marked=marked, afoot=afoot)
+        named = _named(text, marked=marked, afoot=afoot, events=events)
         if not named and marked:
             unnamed.append(text)  # for the classifier, where the change is plain
         for attribute in named:
-            if not _about_own(attribute, text, marked=marked):
+            # An event that takes a value away changes a slot that holds several.
+            if not _about_own(
+                attribute, text, marked=marked or (attribute in REMOVALS and attribute in events)
+            ):
                 continue
             if attribute not in placed:
                 placed.add(attribute)
@@ -300,11 +307,14 @@ def unsure_questions(
     return asked
 
 
-def _named(text: str, *, marked: bool, afoot: bool) -> list[str]:
-    """The slots the clause names, by the words each kind of change marker admits."""
+def _named(text: str, *, marked: bool, afoot: bool, events: Sequence[str] = ()) -> list[str]:
+    """The slots the clause names, by the words each kind of change marker admits, and
+    those of the ``events`` it tells that are changes in themselves."""
     cues = list(CUES.items()) if marked else []
     nouns = list(NOUNS.items()) if afoot else []
     named = list(dict.fromkeys(a for a, w in [*cues, *nouns, *TALK.items()] if w.search(text)))
+    told = [*events, *(names_told(text) if marked else [])]  # a brand or a diagnosis
+    named += [a for a in dict.fromkeys(told) if a not in named]
     if "home_city" not in named and (
         (afoot and (townsfolk(text) or town_now(text)))
         or left_town(text)

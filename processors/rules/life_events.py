@@ -20,7 +20,7 @@ import re
 
 from slotwise.processors.rules.words import SPECIES
 
-__all__ = ["REMOVALS", "changes_told", "names_told"]
+__all__ = ["ALTERED", "REMOVALS", "changes_told", "names_told"]
 
 _I = re.IGNORECASE
 
@@ -41,13 +41,18 @@ _EVENTS: dict[str, str] = {
         r"\b(?:our|my)\s+(?:second|third|fourth|fifth|youngest|newest|rainbow\s+baby)\s+"
         r"(?:arrived|is\s+here|came|was\s+born|made\s+(?:an?\s+|his\s+|her\s+)?(?:early\s+)?"
         r"(?:appearance|entrance))|"
-        r"^(?:it's\s+)?twins$"
+        r"^(?:it's\s+)?twins$|"
+        r"\b(?:we're|we\s+are|i'm|im|i\s+am)\s+pregnant\b|\bbun\s+in\s+the\s+oven\b|"
+        r"\bbaby\s+(?:#\s*|no\.?\s*|number\s+)?(?:\d|two|three|four|five)?\s*(?:is\s+)?on\s+the\s+way\b"
     ),
     "relationship_status": (
         rf"\b{_WE}\s+(?:separated|divorced|eloped)\b|"
         r"\bdivorce\s+(?:is|was|went|came|got)\s+(?:final|through|official|finali[sz]ed|"
         r"done|granted)|\bdecree\s+absolute\b|"
-        r"\bwe(?:'re|\s+are)\s+(?:officially\s+)?(?:separated|separating|divorcing|divorced)\b"
+        r"\bwe(?:'re|\s+are)\s+(?:officially\s+)?(?:separated|separating|divorcing|divorced)\b|"
+        # "me and jake are a thing now": a couple said as such, the speaker one of it.
+        r"\b(?:we're|we\s+are|me\s+and\s+\w+\s+are)\s+(?:officially\s+|now\s+)?"
+        r"(?:a\s+thing|an\s+item|exclusive|official)\b"
     ),
     "home_city": (
         r"\b(?:got|picked\s+up|collected|have)\s+(?:the|our|my)\s+(?:new\s+|house\s+|flat\s+)?"
@@ -62,6 +67,8 @@ _EVENTS: dict[str, str] = {
         r"with\b|\bcrossed\s+the\s+rainbow\s+bridge\b"
     ),
     "education": (
+        r"\b(?:got|earned|received|was\s+awarded)\s+my\s+(?:\w+\s+)?(?:degree|masters?|master's|"
+        r"ph\.?d|doctorate|diploma|bachelor'?s|mba)\b(?!\s+(?:results|certificate|transcript))|"
         r"\b(?:finished|completed|passed|failed|quit|left|dropped|submitted|handed\s+in|"
         r"defended|done\s+with)\s+(?:my|the|our)\s+(?:\w+\s+)?(?:" + _DEGREE + r")\b"
     ),
@@ -70,12 +77,28 @@ _EVENTS: dict[str, str] = {
         r"\b(?:bumped|moved)\s+(?:me\s+)?up\s+to\s+(?:a\s+)?(?:senior|lead|principal|staff|"
         r"head|manager|director|partner|supervisor)\b"
     ),
+    # A dose changed by name: "doc cut my levothyroxine in half"; not caffeine nor wine.
+    "medications": (
+        r"\b(?:cut|halved|doubled|upped|raised|lowered)\s+my\s+(?:\w+\s+)?(?:dose|dosage|"
+        r"(?!(?:caffeine|nicotine|routine|wine|online|machine|magazine|cuisine|discipline|"
+        r"medicine)\b)\w+(?:ine|pam|olol|statin|pril|pram))\b"
+    ),
     "plan": (
         r"\b(?:upgraded|downgraded)\s+(?:\w+\s+){0,2}(?:to|from)\s+(?:the\s+)?(?:free|basic|"
         r"starter|pro|premium|team|business|enterprise|plus|paid)\b|"
         r"\b(?:upgraded|downgraded)\s+(?:our|my|the)\s+(?:plan|account|subscription|tier)\b"
     ),
 }
+# A value of a slot that holds several altered by someone acting on the speaker: "gp put
+# me on statins", "doc cut my levothyroxine in half". Not a rota, a call or a shift.
+ALTERED = re.compile(
+    r"\b(?:put|started|starting|switched|moved)\s+me\s+(?:on|onto)\s+(?!(?:the\s+|a\s+)?"
+    r"(?:rota|team|squad|project|call|list|hold|speaker|nights|days|earlies|lates|shift|case|"
+    r"account)\b)|"
+    r"\b(?:cut|halved|doubled|upped|raised|lowered|dropped)\s+my\s+(?:\w+\s+)?"
+    r"(?:dose|dosage|meds|medication|\w+(?:ine|pam|olol|statin|pril|xetine|pram|xine))\b",
+    _I,
+)
 # Events that take a value away from a slot that holds several.
 REMOVALS = frozenset({"pets"})
 

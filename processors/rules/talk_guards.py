@@ -75,7 +75,11 @@ SOMEONE = re.compile(
     r"^(?!(?:me|i|we)\b)[a-z]+\s+(?:and|&)\s+(?!(?:i|me)\b)[a-z]+\s+(?:broke|split|got|are|were|"
     r"have|moved|just|had)\b|"
     # A group the speaker is not said to join: "the growth team is doing a reorg".
-    r"^the\s+(?:\w+\s+)?(?:team|squad|department|dept)\s+(?:is|are|was|were|has|have|will|'s)\b|"
+    r"^the\s+(?:\w+\s+)?(?:team|squad|department|dept|office)\s+(?:is|are|was|were|has|have|will|'s)\b|"
+    # Some of a group: "half my team got made redundant".
+    r"^(?:half|most|some|all|the\s+rest|a\s+lot|lots|loads|a\s+few|several|\d+|two|three|four|"
+    r"five)\s+(?:of\s+)?(?:my|our|the)\s+(?:team|colleagues|department|dept|coworkers|co-workers|"
+    r"office|company|org|squad|people|friends|class)\b|"
     rf"^(?!(?:my|our)\s+{_LEFT_BEHIND})(?!{_OWN_BIRTH})"
     rf"(?:(?:my|our|his|her|their|a|mi|mis|meu|minha|meus)\s+(?:best\s+|old\s+|little\s+|"
     rf"big\s+|older\s+|younger\s+)?(?:{_PEOPLE}|{_ROLES})(?:s|'s|s')?|(?:he|she)(?:'s)?|"
@@ -238,7 +242,7 @@ _VENUE = re.compile(
     r"\bnew\s+place\s+(?:down|round|around|across|that\s+opened|which|on\s+\w+\s+st|opened|does|"
     r"serves|has\s+(?:great|amazing|good|the\s+best))\b|"
     # The keys to a workplace or a vehicle open no new home.
-    r"\bkeys\s+(?:to|for)\s+(?:the|my|our)\s+(?:office|shop|store|studio|car|van|locker|gym)\b",
+    r"\bkeys\s+(?:to|for)\s+(?:the|my|our)\s+(?:new\s+)?(?:office|shop|store|studio|car|van|locker|gym)\b",
     _I,
 )
 # Notice given on a flat or to a cleaner, not on a job: "gave notice on the flat".

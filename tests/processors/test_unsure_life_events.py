@@ -1,11 +1,13 @@
 """Changes of a held slot told by an event that is a change in itself: a pregnancy, a
 final divorce, the keys to a bought home, a finished degree, a demotion, a downgrade, a
-pet gone to live elsewhere; and changes named by a drug's brand or a condition's name.
+pet gone to live elsewhere, a dose someone changed; and changes named by a drug's brand
+or a condition's name.
 Their look-alikes: someone else's event, a parcel or rain expected, the keys to an
 office, a plan, a question, a time long gone.
 
 Written for the reader before it was run on them, in the ways people type; not taken from
-the evaluation data."""
+the evaluation data. The last four look-alikes (a rota, caffeine, rain, a certificate)
+were added after, to hold the new words to their slot."""
 
 from __future__ import annotations
 
@@ -50,6 +52,18 @@ SCHEMA = AttributeSchema.load()
         ("we separated in may, still figuring things out", "relationship_status"),
         ("handed in my thesis and passed the viva, dr me now", "education"),
         ("wife and i called it quits in the summer, amicable at least", "relationship_status"),
+        ("me and jake are officially a thing now lol", "relationship_status"),
+        ("baby number 3 is on the way 😳", "children_count"),
+        ("we're pregnant!!! 12 weeks today", "children_count"),
+        ("weaned off the venlafaxine finally", "medications"),
+        ("gp put me on statins last month", "medications"),
+        ("doc cut my levothyroxine in half", "medications"),
+        ("got my phd!!! call me doctor", "education"),
+        ("promoted to staff engineer 🎉", "job_title"),
+        ("switched us to yearly billing to get the discount", "billing_cycle"),
+        ("got a uk number now, the spanish one is dead", "phone"),
+        ("we bought a place in bath!! moving in june", "home_city"),
+        ("got made redundant, job hunting again", "employer"),
     ],
 )
 def test_an_event_that_is_a_change_is_heard(text: str, slot: str) -> None:
@@ -82,6 +96,16 @@ def test_an_event_that_is_a_change_is_heard(text: str, slot: str) -> None:
         "my friends separated in may, awkward dinners now",
         "we watched a doc about crohn's last night",
         "they upgraded the wifi at work to the pro tier, finally fast",
+        "jake and amy are officially a thing now lol",
+        "my sister's baby number 3 is on the way",
+        "my dad's gp put him on statins",
+        "my wife got her phd!!! so proud",
+        "half my team got made redundant, brutal",
+        "the office is packed on tuesdays now",
+        "they put me on the rota for sunday",
+        "cut my caffeine in half, headaches galore",
+        "we are expecting a lot of rain",
+        "got my degree certificate in the post",
     ],
 )
 def test_someone_elses_event_or_a_plan_asks_nothing(text: str) -> None:

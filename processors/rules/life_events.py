@@ -20,7 +20,7 @@ import re
 
 from slotwise.processors.rules.words import SPECIES
 
-__all__ = ["ALTERED", "REMOVALS", "changes_told", "names_told"]
+__all__ = ["ALTERED", "PERFORCE", "REMOVALS", "changes_told", "names_told"]
 
 _I = re.IGNORECASE
 
@@ -97,6 +97,12 @@ ALTERED = re.compile(
     r"account)\b)|"
     r"\b(?:cut|halved|doubled|upped|raised|lowered|dropped)\s+my\s+(?:\w+\s+)?"
     r"(?:dose|dosage|meds|medication|\w+(?:ine|pam|olol|statin|pril|xetine|pram|xine))\b",
+    _I,
+)
+# What the speaker had to do is done: "we had to rehome the cat", "had to come off the pill".
+PERFORCE = re.compile(
+    r"\bhad\s+to\s+(?:rehome|put|give\s+up|quit|leave|sell|move|come\s+off|stop|drop|cancel|"
+    r"switch|change|downgrade|let\s+\w+\s+go)\b",
     _I,
 )
 # Events that take a value away from a slot that holds several.

@@ -36,6 +36,10 @@ _ASKING = re.compile(
 # "now that i'm vegan, …" says the state holds now and is new; as a clause of its own the
 # splitter would strip the "now" as a filler.
 _NOW_THAT = re.compile(r"^now\s+that\s+(?P<said>.+)$", _I)
+# "had to put our dog down": a statement whose "I" was dropped, which the splitter takes for
+# a question opening on "had" ("had you heard?"); without a question mark it tells what the
+# speaker had to do.
+_HAD_TO = re.compile(r"^(?=had\s+to\s)", _I)
 # A quotation may be anyone's words: a sentence that opens one is left alone (an
 # apostrophe inside a word opens none).
 _QUOTED = re.compile(r"(?:^|[\s:(\[])['\"\u201c\u2018]\S|[\"\u201c\u201d]")
@@ -59,7 +63,8 @@ def said_in_passing(text: str, kept: Sequence[Clause]) -> list[Clause]:
         if asks:
             parts = parts[:-1]  # the question itself
         for part in parts:
-            clauses = list(split_clauses(_NOW_THAT.sub(r"\g<said> now", part), cased=cased))
+            told = _NOW_THAT.sub(r"\g<said> now", part)
+            clauses = list(split_clauses(told if asks else _HAD_TO.sub("I ", told), cased=cased))
             if not clauses:
                 break  # a condition, a plan or a question governs what follows
             if part.casefold() not in seen:

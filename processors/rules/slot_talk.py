@@ -187,7 +187,7 @@ _EDUCATION_NOUNS = (
     r"school|back\s+to\s+school|faculdade|universidad|\bmba\b|course\b|coursework|\bterm\b"
 )
 _PETS = (
-    rf"adopt|rescue|rehom|{_RIP}|put\s+(?:\w+\s+){{0,2}}(?:down|to\s+sleep)\b|rainbow\s+bridge|"
+    rf"adopt|rescue|rehom|{_RIP}|put\s+(?:\w+\s+){{0,3}}(?:down|to\s+sleep)\b|rainbow\s+bridge|"
     r"new\s+(?:family\s+)?member"
 )
 _PETS_NOUNS = rf"\b(?:{_PET})\b|\bvet\b"
@@ -402,7 +402,7 @@ LESS = re.compile(
     r"\b(?:upped|lowered|increased|reduced|doubled|halved|tapered|tapering|weaned|"
     r"came\s+off|coming\s+off|off\s+(?:the|my)|(?:took|taken|taking|takes)\s+me\s+off|"
     rf"{_RIP}|passed(?:\s+away)?|died|lost\s+(?:my|our)|"
-    r"rainbow\s+bridge|said\s+goodbye|put\s+(?:\w+\s+){0,2}(?:down|to\s+sleep)|"
+    r"rainbow\s+bridge|said\s+goodbye|put\s+(?:\w+\s+){0,3}(?:down|to\s+sleep)|"
     r"rehomed|gave\s+up|stopped|no\s+more|"
     r"grew\s+out\s+of|outgrew|outgrown|cured|in\s+remission|all\s+clear)\b",
     _I,

@@ -29,7 +29,13 @@ from collections.abc import Callable, Sequence
 from slotwise.processors.rules.asking import question
 from slotwise.processors.rules.clauses import NEGATION, Clause
 from slotwise.processors.rules.gazetteer import city
-from slotwise.processors.rules.life_events import ALTERED, REMOVALS, changes_told, names_told
+from slotwise.processors.rules.life_events import (
+    ALTERED,
+    PERFORCE,
+    REMOVALS,
+    changes_told,
+    names_told,
+)
 from slotwise.processors.rules.passing import said_in_passing
 from slotwise.processors.rules.slips import own_redo, own_swap
 from slotwise.processors.rules.slot_talk import (
@@ -252,7 +258,13 @@ def unsure_questions(
         negated = bool(NEGATION.search(text)) and not ROUTINE.search(text)
         if SAME_AGAIN.search(text) and not negated:
             continue  # "still at ucl", "renewed the lease": the same holds on
-        marked = bool(MARKER.search(text) or negated or LESS.search(text) or ALTERED.search(text))
+        marked = bool(
+            MARKER.search(text)
+            or negated
+            or LESS.search(text)
+            or ALTERED.search(text)
+            or PERFORCE.search(text)
+        )
         events = changes_told(text)  # "we're expecting": the event is the change
         afoot = marked or bool(events) or bool(AFOOT.search(text))
         if not (afoot or LATELY.search(text)):

@@ -1,13 +1,13 @@
 """Changes of a held slot told by an event that is a change in itself: a pregnancy, a
 final divorce, the keys to a bought home, a finished degree, a demotion, a downgrade, a
-pet gone to live elsewhere, a dose someone changed; and changes named by a drug's brand
-or a condition's name.
+pet gone to live elsewhere, a dose someone changed, what the speaker had to do; and
+changes named by a drug's brand or a condition's name.
 Their look-alikes: someone else's event, a parcel or rain expected, the keys to an
 office, a plan, a question, a time long gone.
 
 Written for the reader before it was run on them, in the ways people type; not taken from
-the evaluation data. The last four look-alikes (a rota, caffeine, rain, a certificate)
-were added after, to hold the new words to their slot."""
+the evaluation data. The last seven look-alikes (a rota, caffeine, rain, a certificate, a
+meeting, a sister's dog, a password) were added after, to hold the new words to their slot."""
 
 from __future__ import annotations
 
@@ -64,6 +64,10 @@ SCHEMA = AttributeSchema.load()
         ("got a uk number now, the spanish one is dead", "phone"),
         ("we bought a place in bath!! moving in june", "home_city"),
         ("got made redundant, job hunting again", "employer"),
+        ("had to put our dog down yesterday, worst day", "pets"),
+        ("we had to put our old dog down", "pets"),
+        ("had to quit my job, burnout", "employer"),
+        ("had to come off the sertraline", "medications"),
     ],
 )
 def test_an_event_that_is_a_change_is_heard(text: str, slot: str) -> None:
@@ -106,6 +110,9 @@ def test_an_event_that_is_a_change_is_heard(text: str, slot: str) -> None:
         "cut my caffeine in half, headaches galore",
         "we are expecting a lot of rain",
         "got my degree certificate in the post",
+        "had to move the meeting to friday",
+        "my sister had to put her dog down",
+        "had to change my password again ugh",
     ],
 )
 def test_someone_elses_event_or_a_plan_asks_nothing(text: str) -> None:

@@ -90,7 +90,7 @@ def test_a_supersession_is_on_the_page(
         events = browser.find_elements(By.CSS_SELECTOR, "#supersessions .supersession")
         texts = [e.text for e in events]
         assert any("Datadog" in t and "Stripe" in t for t in texts), texts
-        assert any("Postgres" in t and "MySQL" in t for t in texts), texts
+        assert any("PostgreSQL" in t and "MySQL" in t for t in texts), texts
         old = browser.find_element(By.XPATH, "//ol[@class='timeline']/li[contains(., 'Datadog')]")
         assert "superseded" in old.get_attribute("class")  # type: ignore[operator]
         assert "superseded by" in old.text and "Stripe" in old.text

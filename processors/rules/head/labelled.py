@@ -78,7 +78,19 @@ def _bare(value: str) -> str:
 _STATEMENT_OF = {"phone": "my number is {}", "email": "my email is {}"}
 _OWN_CONTACT = re.compile(
     r"\b(?:my|the)\s+(?:(?:new|old|current|work|personal|\d+)\s+)?(?:(?P<phone>number|phone|"
-    r"mobile|cell)|(?P<email>e-?mail(?:\s+address)?))\b",
+    r"mobile|cell)|(?P<email>e-?mail(?:\s+address)?))\b"
+    # "ditched hotmail", "got a new sim": the mail service or the sim the speaker (the clause
+    # has no other subject) gave up or got names their own.
+    r"|(?:^|[.!?,;]\s*)(?:I(?:'ve|\s+have)?\s+)?(?:just\s+|finally\s+)?(?:ditched|dropped|"
+    r"retired|quit|left|got\s+rid\s+of|switched\s+(?:from|off)|moved\s+off|got\s+a\s+new)\s+"
+    r"(?:my\s+)?(?:old\s+)?(?:(?P<service>gmail|hotmail|outlook|yahoo|icloud|proton(?:mail)?|"
+    r"fastmail)|(?P<sim>sim)(?!\s+for\b))\b",
+    _I,
+)
+# "it's +44 7700 900 222 now" said on its own: an international number given as the new one.
+_BARE_NUMBER = re.compile(
+    r"^\W*(?:(?:so|ok|okay|and|but)\s+)?(?:it's|its|it\s+is)\s+(?P<value>\+\d[\d\s().-]+\d)"
+    r"\s+now\W*$",
     _I,
 )
 _THEIRS = re.compile(
@@ -104,10 +116,15 @@ def _fits(asks: _Asks, value: str, found: list[Finding], cased: bool) -> bool:
 
 def _contact_given(text: str, cased: bool) -> list[Finding]:
     """The number or email given after "it's" in a turn about the speaker's own one."""
-    own = _OWN_CONTACT.search(text)
-    if own is None or _THEIRS.search(text):
+    if _THEIRS.search(text):
         return []
-    kind = "phone" if own["phone"] else "email"
+    bare = _BARE_NUMBER.match(text)
+    if bare is not None:
+        return read_contact(Clause(_STATEMENT_OF["phone"].format(bare["value"]), cased, None))
+    own = _OWN_CONTACT.search(text)
+    if own is None:
+        return []
+    kind = "phone" if own["phone"] or own["sim"] else "email"
     for match in _GIVEN.finditer(text):
         read = read_contact(Clause(_STATEMENT_OF[kind].format(match["value"]), cased, None))
         if read and read[0].attribute == kind:

@@ -313,8 +313,9 @@ def read_contact_in_passing(clause: Clause) -> list[Finding]:
     """An address or a number the speaker gives as theirs in a longer clause."""
     text = clause.text
     if re.search(
-        r"\b(?:his|her|their|my\s+(?:\w+\s+)?(?:brother|sister|mum|mom|dad|wife|husband|"
-        r"partner|boss|manager|friend|landlord))\b",
+        # "mum got a new sim, it's …": a relative said without "my" is still someone else.
+        r"\b(?:his|her|their|(?:^|my\s+(?:\w+\s+)?)(?:brother|sister|mum|mom|dad|wife|husband|"
+        r"partner|boss|manager|friend|landlord|son|daughter|kid|gran|grandma|grandpa))\b",
         text,
         _I,
     ):
@@ -325,6 +326,8 @@ def read_contact_in_passing(clause: Clause) -> list[Finding]:
         _I,
     ):
         return []  # "my uk number before I moved was …": history, not the current number
+    if re.search(r"\bfor\s+the\s+(?:trip|holidays?|vacation)\b|\blocal\s+(?:sim|one)\b", text, _I):
+        return []  # "a sim for the trip, the local one is …": a number kept for a while
     found: list[Finding] = []
     email = _EMAIL_ANY.search(text)
     if email is not None and _ADDRESS_CONTEXT.search(text):

@@ -140,11 +140,13 @@ _METHODS = {
     "sepa": "direct debit",
     "wire": "bank transfer",
     "wire transfer": "bank transfer",
+    "apple pay": "apple pay",
+    "google pay": "google pay",
 }
 _PAY = re.compile(
     r"\b(?:pay|paying|pays|paid)\s+(?:\w+\s+)?(?:by|with|via|through|using)\s+(?P<method>"
     r"(?:credit\s+|debit\s+|the\s+|a\s+)?card|invoice|paypal|bank\s+transfer|direct\s+debit|"
-    r"sepa|wire(?:\s+transfer)?)\b|\b(?P<invoiced>invoiced)\s+to\b",
+    r"sepa|wire(?:\s+transfer)?|apple\s+pay|google\s+pay)\b|\b(?P<invoiced>invoiced)\s+to\b",
     _I,
 )
 
@@ -262,7 +264,10 @@ _PRONOUN_FRAME = re.compile(
     r"(?:it's\s+|its\s+)?(?:he|she|they)/\w+\s+(?:for\s+me\s+)?(?:these\s+days|now|please|thanks|pls)|"
     # "could you use she/her for me from now on": asked of the speaker, about the speaker.
     r".*\b(?:use|call\s+me)\s+(?:he|she|they)/\w+\s+(?:for|with)\s+me\b|"
-    r"(?:\w+\s+)?(?:badge|profile|bio|email\s+signature)\s+(?:now\s+)?says\b)",
+    r"(?:\w+\s+)?(?:badge|profile|bio|email\s+signature)\s+(?:now\s+)?says\b|"
+    # "my pronouns changed, it's they/them now", "changed my pronouns to she/her".
+    r"(?:my\s+)?pronouns\s+(?:have\s+)?changed\W+(?:it's\s+|its\s+|they're\s+|now\s+|to\s+)?"
+    r"(?:he|she|they)/|(?:I\s+)?(?:changed|switched|updated)\s+my\s+pronouns\s+to\s+(?:he|she|they)/)",
     _I,
 )
 

@@ -25,9 +25,6 @@ CHANGE = re.compile(
     # given up says the one given now is its replacement.
     r"ditched|dropped\s+(?:my|the)\s+(?:old|\w+\s+(?:passport|citizenship))|got\s+rid\s+of|"
     r"retired\s+(?:my|the)\s+old|went\s+(?:annual|monthly|yearly)|"
-    # "became a canadian citizen", "got naturalised": a nationality acquired.
-    # Only the speaker's: at the clause's start or after "I" ("tom became…" is Tom's).
-    r"(?:^|(?<=\bi\s))(?:just\s+|finally\s+|officially\s+)?became\s+(?:a|an)\s+\w+\s+citizen|"
     # "please change my payment method to paypal": a change asked for is a change said.
     r"change\s+(?:my|me)\s+(?:\w+\s+){0,2}?to)\b",
     re.IGNORECASE,

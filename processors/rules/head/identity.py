@@ -79,7 +79,9 @@ def read_contact(clause: Clause) -> list[Finding]:
 
 _NAME = compile_all(r"^my\s+(?:full\s+|real\s+|legal\s+)?name(?:'s|\s+is)\s+(?P<rest>.+)$")
 _CALL_ME = compile_all(
-    r"^(?:(?:you\s+can|please|just|feel\s+free\s+to|everyone|people|friends|my\s+friends)\s+)*"
+    r"^(?:(?:you\s+can|please|just|feel\s+free\s+to|everyone|people|friends|my\s+friends|"
+    # "i'd rather you call me Sam", "i'd prefer it if you call me Jo".
+    r"I(?:'d|\s+would)\s+(?:rather|prefer)(?:\s+it\s+if)?\s+you)\s+)*"
     r"calls?\s+me\s+(?P<rest>.+)$",
     rf"^I{ADVERBS}\s+go\s+by\s+(?P<rest>.+)$",
     # "now going by Sam", "I'm going by Jo these days".

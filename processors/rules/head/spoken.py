@@ -301,7 +301,8 @@ def _pastime(item: str) -> str:
 # "oops typo, it's x@y": a correction of the address is context enough.
 _ADDRESS_CONTEXT = re.compile(
     r"\b(?:e-?mail|mail|address|use|reach|contact|write|best|typo|mistyped|correction|correo|"
-    r"correio)\b",
+    # "switched to protonmail - r@proton.me": the service the speaker is on now.
+    r"correio|(?:to|on|using)\s+(?:gmail|hotmail|outlook|proton(?:mail)?|icloud|fastmail))\b",
     _I,
 )
 _EMAIL_ANY = re.compile(r"(?<![\w.+-])(?P<addr>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)(?![\w@])")
@@ -315,7 +316,13 @@ def read_contact_in_passing(clause: Clause) -> list[Finding]:
     if re.search(
         # "mum got a new sim, it's …": a relative said without "my" is still someone else.
         r"\b(?:his|her|their|(?:^|my\s+(?:\w+\s+)?)(?:brother|sister|mum|mom|dad|wife|husband|"
-        r"partner|boss|manager|friend|landlord|son|daughter|kid|gran|grandma|grandpa))\b",
+        r"partner|boss|manager|friend|landlord|son|daughter|kid|gran|grandma|grandpa|flatmate|"
+        r"roommate|housemate|colleague|neighbou?r|girlfriend|boyfriend|fianc[eé]e?))\b"
+        # "my flatmate's new number", "the office number": a number that is someone's or some
+        # place's, not the speaker's.
+        r"|\b\w+'s\s+(?:new\s+|old\s+)?(?:number|phone|mobile|cell|e-?mail)\b"
+        r"|\bthe\s+(?:new\s+|old\s+)?(?!(?:new|old|mobile|cell|phone|sim|whatsapp)\b)\w+\s+"
+        r"(?:number|phone|line|e-?mail)\b",
         text,
         _I,
     ):

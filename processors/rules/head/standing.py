@@ -154,9 +154,13 @@ _PAY = re.compile(
 # "please switch my payment to invoice", "change my payment method to paypal": the request
 # names the method from now on, as "switch me to annual billing" names the cycle.
 _PAY_REQUEST = re.compile(
-    r"^(?:please\s+)?(?:change|switch|update|move|set)\s+my\s+(?:payment|billing)(?:\s+method)?"
+    r"^(?:please\s+|I\s+)?(?:change|switch|update|move|set|changed|switched|updated|moved)\s+my\s+"
+    r"(?:payment|billing|card)(?:\s+method)?"
     r"\s+(?:over\s+)?to\s+(?P<method>(?:credit\s+|debit\s+|a\s+)?card|invoice|paypal|"
-    r"bank\s+transfer|direct\s+debit|sepa)\b(?:\s+(?:please|now|instead|from\s+now\s+on))*$",
+    r"bank\s+transfer|direct\s+debit|sepa|apple\s+pay|google\s+pay)\b"
+    r"(?:\s+(?:please|now|instead|from\s+now\s+on))*"
+    # "changed my card to paypal, easier": a remark may follow, not a plan or a question.
+    r"(?:\s*,(?![^?]*(?:\?|\b(?:next|later|soon|maybe|tomorrow|if)\b))[^?]*)?$",
     _I,
 )
 
@@ -221,7 +225,15 @@ _CONTACT = (
         "whatsapp",
     ),
     (re.compile(r"\bsignal\s+(?:me|only)\b", _I), "signal"),
-    (re.compile(r"\b(?:rather|prefer)\s+(?:you\s+)?(?P<how>text|email|call|phone)\b", _I), ""),
+    (
+        re.compile(
+            r"\b(?:rather|prefer)\s+(?:you\s+)?(?P<how>text|email|call|phone)\b"
+            # "i'd rather you call me Sam": a name to call the speaker by, not a way to reach them.
+            r"(?!\s+me\s+(?!(?:on|at|instead|rather|please|pls|back|than|first|now)\b)\w)",
+            _I,
+        ),
+        "",
+    ),
 )
 
 

@@ -161,7 +161,7 @@ POOLS: dict[str, tuple[Value, ...]] = {
     "children_count": (1, 2, 3, 4),
     "relationship_status": ("single", "married", "engaged", "divorced"),
     "timezone": ("UTC-08:00", "UTC-05:00", "UTC+00:00", "UTC+01:00", "UTC+05:30", "UTC+09:00"),
-    "database": ("Postgres", "MySQL", "MongoDB", "Cassandra", "DynamoDB", "CockroachDB"),
+    "database": ("PostgreSQL", "MySQL", "MongoDB", "Cassandra", "DynamoDB", "CockroachDB"),
 }
 # How often each single-valued attribute changes relative to the others: people
 # move and change jobs far more often than they change their name.
